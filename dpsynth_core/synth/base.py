@@ -1,0 +1,293 @@
+"""The synthesizer interface, the registry and :func:`synthesize`.
+
+Every synthesizer has two phases (METHODS.md §2):
+
+* ``measure`` — the only step that reads the confidential data (counts,
+  sufficient statistics, fitted trees). It spends no randomness, so its
+  result is cached per dataset content and reused for every ε and seed.
+* ``release`` — noise and sampling: takes the measurement, ε and one numpy
+  Generator, returns synthetic values and the mechanism steps it ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .. import constraints
+from ..errors import DataError
+from ..mechanisms import check_epsilon
+from ..schema import Schema, infer_schema, merge_declared
+from .encoding import restore_dtypes
+
+NEIGHBOURING = "add or remove one record (unbounded DP)"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One mechanism run during a release, for the ledger."""
+
+    mechanism: str
+    target: str
+    epsilon: float
+    delta: float = 0.0
+    sensitivity: float | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+
+
+class Synthesizer:
+    """Base class: subclasses set the class attributes and the two phases."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    is_dp: ClassVar[bool]
+    description: ClassVar[str]
+    #: can condition on kept columns (partial synthesis row for row)
+    conditional: ClassVar[bool] = False
+
+    def measure(self, df: pd.DataFrame, schema: Schema, columns: list[str], **params) -> Any:
+        raise NotImplementedError
+
+    def release(self, measured: Any, *, epsilon: float | None, n: int, rng: np.random.Generator,
+                **params) -> tuple[dict[str, np.ndarray], list[Step]]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} is_dp={self.is_dp}>"
+
+
+SYNTHESIZERS: dict[str, Synthesizer] = {}
+
+
+def register(cls: type[Synthesizer]) -> type[Synthesizer]:
+    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`."""
+    SYNTHESIZERS[cls.name] = cls()
+    return cls
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """A synthetic dataset and its privacy ledger."""
+
+    data: pd.DataFrame
+    method: str
+    ledger: dict
+    schema: Schema = field(repr=False)
+
+
+# -- measurement cache -------------------------------------------------------
+
+_CACHE_SIZE = 8
+_measure_cache: "OrderedDict[str, Any]" = OrderedDict()
+
+
+def fingerprint(df: pd.DataFrame) -> str:
+    """Content hash of a frame (values, column names and dtypes), for caching."""
+    h = hashlib.sha256()
+    h.update(json.dumps([[str(c), str(t)] for c, t in df.dtypes.items()]).encode())
+    h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
+def _measured(synth: Synthesizer, df: pd.DataFrame, schema: Schema, columns: list[str], params: dict) -> Any:
+    # Keyed by content: two sessions get the same entry only if they hold
+    # the same data, so nothing of one user's data can reach another.
+    key = json.dumps([synth.name, fingerprint(df), schema.to_dict(), columns, params],
+                     sort_keys=True, default=str)
+    if key in _measure_cache:
+        _measure_cache.move_to_end(key)
+        return _measure_cache[key]
+    value = synth.measure(df, schema, columns, **params)
+    _measure_cache[key] = value
+    while len(_measure_cache) > _CACHE_SIZE:
+        _measure_cache.popitem(last=False)
+    return value
+
+
+# -- the public entry point --------------------------------------------------
+
+def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """One Generator from ``seed`` (None: fresh operating-system entropy)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return np.random.default_rng(seed)
+
+
+def synthesize(
+    df: pd.DataFrame,
+    method: str,
+    *,
+    epsilon: float | None = None,
+    delta: float = 0.0,
+    schema: Schema | dict | None = None,
+    n: int | None = None,
+    seed: int | np.random.Generator | None = None,
+    columns: list[str] | None = None,
+    **params: Any,
+) -> Synthesis:
+    """Make a synthetic version of ``df`` with ``method``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The confidential data.
+    method : str
+        A name in :data:`SYNTHESIZERS`.
+    epsilon : float, optional
+        Total privacy budget; required by DP methods, ignored by the others.
+    delta : float, default 0
+        Accepted for the (ε, δ) methods; pure ε-DP methods spend none.
+    schema : Schema or dict, optional
+        Public domain of each column. Without it the domain is read off the
+        data and the release is labelled not DP.
+    n : int, optional
+        Synthetic rows (public); default ``len(df)``, treated as public.
+    seed : int or numpy.random.Generator, optional
+        Same seed, same output; None draws fresh entropy.
+    columns : list of str, optional
+        Synthesize only these columns and keep the others row for row
+        (partial synthesis; the release then contains original values and is
+        not DP).
+    **params
+        Method options (e.g. ``bins`` for methods that discretise).
+
+    Returns
+    -------
+    Synthesis
+    """
+    if method not in SYNTHESIZERS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
+    synth = SYNTHESIZERS[method]
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if len(df) == 0:
+        raise DataError("The data has no rows; load a file with at least one row of data.")
+
+    declared = Schema.from_dict(schema) if isinstance(schema, dict) else schema
+    schema = infer_schema(df) if declared is None else merge_declared(infer_schema(df), declared)
+    schema.check_frame(df)
+
+    if synth.is_dp:
+        epsilon = check_epsilon(epsilon) if epsilon is not None else _missing_epsilon(method)
+    if not (0.0 <= float(delta) < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    row_count_declared = n is not None
+    n = len(df) if n is None else int(n)
+    if not 1 <= n <= constraints.MAX_SYNTH_ROWS:
+        raise ValueError(f"n must be between 1 and {constraints.MAX_SYNTH_ROWS:,}, got {n}")
+
+    used = schema.used
+    targets = used if columns is None else [c for c in used if c in set(columns)]
+    if columns is not None:
+        unknown = sorted(set(columns) - set(used))
+        if unknown:
+            raise ValueError(f"cannot synthesize {unknown}: not modelled columns of the schema")
+        if n != len(df):
+            raise ValueError("partial synthesis keeps rows one for one, so n must equal len(df)")
+    if not targets:
+        raise DataError("No column can be synthesized; mark at least one column as categorical or numeric.")
+
+    params = {**getattr(synth, "defaults", {}), **params}
+    rng = make_rng(seed)
+    kept = [c for c in used if c not in targets]
+    if kept and synth.conditional:
+        measured = _measured(synth, df, schema, used, {**params, "targets": targets})
+        values, steps = synth.release(measured, epsilon=epsilon, n=n, rng=rng, keep=df[kept], **params)
+    else:
+        measured = _measured(synth, df, schema, targets, params)
+        values, steps = synth.release(measured, epsilon=epsilon, n=n, rng=rng, **params)
+        values.update({c: df[c].to_numpy() for c in kept})
+
+    data = restore_dtypes(values, df, n)
+    ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n,
+                          row_count_declared=row_count_declared, steps=steps,
+                          targets=targets, kept=kept, seed=seed, params=params)
+    return Synthesis(data=data, method=method, ledger=ledger, schema=schema)
+
+
+def _missing_epsilon(method: str):
+    raise ValueError(f"method {method!r} is differentially private and needs epsilon > 0")
+
+
+def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_count_declared,
+                 steps: list[Step], targets: list[str], kept: list[str], seed, params: dict) -> dict:
+    """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready."""
+    derived = [c for c in targets if schema[c].derived]
+    reasons = []
+    if not synth.is_dp:
+        reasons.append(f"{synth.label} is not a differentially private method")
+    if derived:
+        reasons.append("data-derived bounds or categories for " + ", ".join(derived))
+    if kept:
+        reasons.append("partial synthesis releases original values of " + ", ".join(kept))
+    is_dp = not reasons
+    spent = sum(s.epsilon for s in steps)
+    delta_spent = sum(s.delta for s in steps)
+    if synth.is_dp and epsilon is not None and not math.isclose(spent, epsilon, rel_tol=1e-9):
+        raise AssertionError(f"ledger steps spend ε={spent}, expected {epsilon}")  # a bug, never user error
+
+    public_columns = {}
+    for c in targets:
+        col = schema[c]
+        domain = {"categories": list(col.to_dict().get("categories", []))} if col.kind == "categorical" \
+            else {"bounds": list(col.bounds)}
+        public_columns[c] = {"kind": col.kind, **domain,
+                             "source": "read off the data (not public)" if col.derived else "declared public"}
+    if is_dp:
+        label = f"ε-DP with ε = {epsilon:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {epsilon:g}, δ = {delta_spent:g}"
+    else:
+        label = "not DP (" + "; ".join(reasons) + ")"
+    ledger = {
+        "method": synth.name,
+        "label": synth.label,
+        "is_dp": is_dp,
+        "dp_label": label,
+        "not_dp_reasons": reasons,
+        "epsilon_total": float(epsilon) if synth.is_dp else None,
+        "delta": float(delta_spent),
+        "delta_requested": float(delta),
+        "exp_epsilon": float(math.exp(epsilon)) if synth.is_dp and epsilon < 700 else None,
+        "neighbouring": NEIGHBOURING,
+        "composition": "sequential: the total is the sum of the steps' ε" if steps else "none",
+        "steps": [s.to_dict() for s in steps],
+        "public": {
+            "row_count": {"value": n, "source": "declared by the user" if row_count_declared
+                          else "the number of rows in the data, treated as public (as in the NIST 2018 challenge)"},
+            "columns": public_columns,
+        },
+        "synthesized_columns": targets,
+        "kept_columns": kept,
+        "excluded_columns": [c for c, s in schema.columns.items() if s.kind == "excluded"],
+        "n_rows": n,
+        "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else "generator",
+        "params": {k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))},
+    }
+    ledger["statement"] = privacy_statement(ledger)
+    return ledger
+
+
+def privacy_statement(ledger: dict) -> str:
+    """The ledger in plain words, for people."""
+    if not ledger["is_dp"]:
+        return (f"This release is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
+                "It carries no formal privacy guarantee.")
+    eps = ledger["epsilon_total"]
+    ratio = ledger["exp_epsilon"]
+    text = (f"This release satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
+            f"adding or removing any one person's record changes the probability of any output "
+            f"by at most a factor e^ε = {ratio:,.2f}.")
+    if ledger["delta"] > 0:
+        text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
+    return text

@@ -1,0 +1,24 @@
+"""Bootstrap: rows resampled with replacement. No protection at all.
+
+It is the top-right anchor of the risk-utility map: as useful as the data
+and as risky, since most released rows are real records.
+"""
+
+from __future__ import annotations
+
+from .base import Synthesizer, register
+
+
+@register
+class Bootstrap(Synthesizer):
+    name = "bootstrap"
+    label = "Bootstrap"
+    is_dp = False
+    description = "Real rows drawn with replacement: the reference with no protection."
+
+    def measure(self, df, schema, columns):
+        return {c: df[c].to_numpy() for c in columns}
+
+    def release(self, measured, *, epsilon, n, rng):
+        rows = rng.integers(0, len(next(iter(measured.values()))), size=n)
+        return {c: v[rows] for c, v in measured.items()}, []
