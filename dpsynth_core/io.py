@@ -1,0 +1,252 @@
+r"""Read an uploaded CSV file into a table, or refuse it with one clear sentence.
+
+pandas reads many broken files without complaint (extra fields slide into the
+index, missing ones become NaN, duplicate names become ``x.1``), and a table
+that is not the one the person meant is worse than a refusal. So the :mod:`csv`
+module checks the structure first and pandas only infers dtypes of a file that
+passed. The bytes stay in memory and no message quotes a value from the file,
+since an upload may hold personal data.
+
+Examples
+--------
+>>> import io
+>>> df = load_csv(io.BytesIO(b"a,b\n1,x\n2,\n"))
+>>> df.shape
+(2, 2)
+>>> to_csv_bytes(df)
+b'a,b\n1,x\n2,\n'
+"""
+
+import csv
+import io
+import os
+import re
+
+import pandas as pd
+
+from . import constraints
+from .errors import DataError
+
+__all__ = ["load_csv", "to_csv_bytes"]
+
+_SAVE_AS = 'in Excel choose File > Save As > "CSV UTF-8" and upload that file'
+_AGAIN = "and upload the file again"
+
+# Formats people upload by mistake, recognised by their first bytes.
+_MAGIC = (
+    (b"PK\x03\x04", f"The file is an Excel workbook (.xlsx) or ZIP archive, not CSV; {_SAVE_AS}."),
+    (b"\xd0\xcf\x11\xe0", f"The file is an old Excel workbook (.xls), not CSV; {_SAVE_AS}."),
+    (b"%PDF-", "The file is a PDF document, not CSV; export the table as CSV from the "
+               "program that made it and upload that file."),
+    (b"\x1f\x8b", "The file is compressed with gzip; decompress it and upload the CSV inside."),
+    ((b"\xff\xfe", b"\xfe\xff"), f"The file is saved as UTF-16 text, not UTF-8; {_SAVE_AS}."),
+)
+
+# Control characters other than \t \n \v \f \r never occur in a text table.
+# Bytes below 0x80 mean the same characters in UTF-8, so this runs before decoding.
+_BINARY = re.compile(rb"[\x00-\x08\x0e-\x1f]")
+
+_SNIFFED = (";", "\t")  # tried only when a comma split leaves a single header field
+_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def load_csv(src):
+    """Read a CSV file into a DataFrame, checking that it is a clean table.
+
+    Parameters
+    ----------
+    src : str, os.PathLike or binary file-like
+        Path to the file, or an object whose ``read`` returns bytes, such as
+        :class:`io.BytesIO` or a Streamlit ``UploadedFile``. A file-like is
+        read from its start when it can seek, and is left open.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per header field, names stripped of surrounding spaces,
+        dtypes inferred by pandas, missing values as NaN. Comma-, semicolon-
+        and tab-separated UTF-8 files are accepted, with or without a BOM.
+
+    Raises
+    ------
+    DataError
+        For anything that is not such a table, including input of the wrong
+        kind. The message is one sentence saying what is wrong and what to
+        do; it never quotes a value from the file.
+    """
+    try:
+        text = _decode(_read_bytes(src))
+        delimiter = _choose_delimiter(text)
+        header, n_rows = _check_structure(text, delimiter)
+        df = pd.read_csv(io.StringIO(text), sep=delimiter, index_col=False, low_memory=False)
+        # Both readers must see the same table, or neither can be trusted.
+        if df.shape != (n_rows, len(header)):
+            raise ValueError("csv and pandas disagree on the table's shape")
+        df.columns = header
+        return df
+    except DataError:
+        raise
+    except Exception:
+        # Not chained: the cause may quote bytes of the file.
+        raise DataError("The file could not be read as a table; check that it is a CSV text "
+                        f"file with one header row {_AGAIN}.") from None
+
+
+def to_csv_bytes(df):
+    """Write a DataFrame as UTF-8 CSV that :func:`load_csv` reads back.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Table to write; its index is left out.
+
+    Returns
+    -------
+    bytes
+        Comma-separated UTF-8 text with a header row, ``\\n`` line ends and
+        missing values as empty fields. Text that pandas reads as missing
+        (``""``, ``"NA"``) comes back as NaN, and dates come back as text.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas.DataFrame, got {type(df).__name__}.")
+    return df.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8")
+
+
+def _read_bytes(src):
+    """Return the whole content of a path or binary file-like."""
+    if isinstance(src, (str, os.PathLike)):
+        try:
+            with open(src, "rb") as fh:
+                return _read_stream(fh)
+        except OSError:
+            raise DataError("The file could not be opened; check that the path points to an "
+                            "existing, readable file and try again.") from None
+    if not callable(getattr(src, "read", None)):
+        raise DataError(f"load_csv needs a file path or a binary file object, not "
+                        f"{type(src).__name__}; pass the uploaded file itself.")
+    try:
+        src.seek(0)
+    except (AttributeError, OSError, ValueError):
+        pass  # a stream that cannot seek is read from where it stands
+    return _read_stream(src)
+
+
+def _read_stream(fh):
+    """Read at most one byte past the size limit, so a huge file is never held whole."""
+    limit = int(constraints.MAX_UPLOAD_MB * 1024 * 1024)  # MiB, as Streamlit's maxUploadSize
+    data = fh.read(limit + 1) or b""
+    if isinstance(data, str):
+        raise DataError("The file was opened as text; open it in binary mode and try again.")
+    if len(data) > limit:
+        raise DataError(f"The file is larger than the {constraints.MAX_UPLOAD_MB} MB limit; "
+                        "upload a smaller file, for example a sample of the rows.")
+    return bytes(data)
+
+
+def _decode(data):
+    """Turn the bytes into text, refusing other formats, binary data and other encodings."""
+    for magic, message in _MAGIC:
+        if data.startswith(magic):
+            raise DataError(message)
+    if _BINARY.search(data):
+        raise DataError(f"The file contains binary data, not text; {_SAVE_AS} (or export "
+                        "CSV from the program that made it).")
+    try:
+        text = data.decode("utf-8-sig")  # drops the BOM of Excel's "CSV UTF-8"
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"The file is not valid UTF-8 text (the first problem is on line "
+                        f"{line}); {_SAVE_AS}.") from None
+    if not text.strip():
+        raise DataError("The file is empty; upload a CSV file with a header row and at least "
+                        "one row of data.")
+    return text
+
+
+def _rows(text, delimiter, *, strict):
+    return csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
+
+
+def _is_blank(row):
+    # pandas skips empty and whitespace-only lines, so the check must too.
+    return not row or (len(row) == 1 and not row[0].strip())
+
+
+def _choose_delimiter(text):
+    """Return ``","`` unless the header is one field holding semicolons or tabs."""
+    try:
+        first = next((row for row in _rows(text, ",", strict=False) if not _is_blank(row)), [])
+    except csv.Error:
+        first = []  # _check_structure says what is wrong
+    if len(first) == 1 and any(d in first[0] for d in _SNIFFED):
+        return max(_SNIFFED, key=first[0].count)
+    return ","
+
+
+def _check_structure(text, delimiter):
+    """Check the header and every row's field count; return the header and row count."""
+    reader = _rows(text, delimiter, strict=True)
+    header, n_rows = None, 0
+    while True:
+        start = reader.line_num + 1  # physical line where the next record starts
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise DataError(_quote_message(str(exc), start)) from None
+        if _is_blank(row):
+            continue
+        if header is None:
+            header = _check_header(row)
+            continue
+        if len(row) != len(header):
+            if len(row) > len(header):
+                hint = (f"a value probably contains a {_DELIMITER_NAMES[delimiter]}, so put "
+                        "such values in double quotes")
+            else:
+                hint = "give every row one value (or an empty field) per column"
+            fields = "1 field" if len(row) == 1 else f"{len(row)} fields"
+            raise DataError(f"Line {start} has {fields} but the header has {len(header)}; "
+                            f"{hint} {_AGAIN}.")
+        n_rows += 1
+        if n_rows > constraints.MAX_ROWS:
+            raise DataError(f"The file has more than {constraints.MAX_ROWS:,} rows of data; "
+                            "upload a sample of the rows instead.")
+    if n_rows == 0:
+        raise DataError(f"The file has a header row but no rows of data; add the data {_AGAIN}.")
+    return header, n_rows
+
+
+def _check_header(row):
+    names = [name.strip() for name in row]
+    if len(names) > constraints.MAX_COLUMNS:
+        raise DataError(f"The file has {len(names)} columns, more than the limit of "
+                        f"{constraints.MAX_COLUMNS}; remove the columns you do not need {_AGAIN}.")
+    if len(names) == 1:
+        raise DataError("The file has only one column, and the app needs at least two columns; "
+                        f"separate the values with commas, semicolons or tabs {_AGAIN}.")
+    blank = [position for position, name in enumerate(names, start=1) if not name]
+    if blank:
+        raise DataError(f"Column {blank[0]} has no name in the header row; name every column "
+                        f"(or delete the empty one) {_AGAIN}.")
+    repeated = [name for name in names if names.count(name) > 1]  # at most MAX_COLUMNS names
+    if repeated:
+        # Shortened: a pasted paragraph used as a header would swamp the message.
+        name = repeated[0] if len(repeated[0]) <= 40 else repeated[0][:37] + "..."
+        raise DataError(f"The column name {name!r} appears more than once in the header row; "
+                        f"give each column its own name {_AGAIN}.")
+    return names
+
+
+def _quote_message(reason, line):
+    # The csv module's reasons are fixed English phrases, unchanged for many releases.
+    if "field larger than field limit" in reason:
+        problem = (f"has a value longer than {csv.field_size_limit():,} characters, which "
+                   "usually means a double quote that is never closed")
+    elif "unexpected end of data" in reason:
+        problem = "has a double quote that is never closed"
+    else:
+        problem = "has a double quote in the wrong place"
+    return (f"The row starting on line {line} {problem}; put quotes around whole values, "
+            f"write a quote inside a value as two quotes {_AGAIN}.")
