@@ -27,3 +27,29 @@ CART_MIN_LEAF = 5           # synthpop's minbucket
 
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
+
+# Log-scale ε slider: 10 steps per decade from EPSILON_MIN to EPSILON_MAX,
+# rounded to 3 significant digits so the labels read cleanly.
+EPSILON_STEPS = tuple(float(f"{10 ** (k / 10):.3g}") for k in range(-20, 21))
+
+# Default ε grid of the risk-utility sweep (log-spaced).
+RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+def parse_epsilon_grid(text: str) -> list[float]:
+    """ε values typed as comma-separated text, checked against the app's range, sorted."""
+    values = []
+    for part in str(text).replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            eps = float(part)
+        except ValueError:
+            raise ValueError(f"{part!r} in the ε grid is not a number; type numbers separated by commas.") from None
+        if not EPSILON_MIN <= eps <= EPSILON_MAX:
+            raise ValueError(f"ε = {eps:g} is outside {EPSILON_MIN:g}–{EPSILON_MAX:g}; keep the grid in that range.")
+        values.append(eps)
+    if not values:
+        raise ValueError("The ε grid is empty; type at least one value, such as 0.1, 1, 10.")
+    return sorted(set(values))

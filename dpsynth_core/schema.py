@@ -301,7 +301,74 @@ def infer_schema(df: pd.DataFrame) -> Schema:
 
 def merge_declared(inferred: Schema, declared: Schema) -> Schema:
     """Take declared (public) columns over inferred ones, keeping column order."""
-    cols = {n: declared.columns.get(n, c) for n, c in inferred.columns.items()}
+    # The declared domain wins; the missing-value count is a fact about this data.
+    cols = {n: declared.columns[n].replace(n_missing=c.n_missing) if n in declared.columns else c
+            for n, c in inferred.columns.items()}
     keys = declared.keys or inferred.keys
     sensitive = declared.sensitive or inferred.sensitive
     return Schema(cols, tuple(k for k in keys if k in cols), sensitive if sensitive in cols else None)
+
+
+# -- the schema as an editable table (Data page) ------------------------------
+
+TABLE_COLUMNS = ["column", "kind", "categories", "lower", "upper", "integer", "nullable", "public",
+                 "missing", "reason"]
+
+
+def schema_table(schema: Schema) -> pd.DataFrame:
+    """One row per column, in the form the Data page edits."""
+    rows = []
+    for name, c in schema.columns.items():
+        rows.append({
+            "column": name,
+            "kind": c.kind,
+            "categories": ", ".join(str(v) for v in c.categories) if c.categories else "",
+            "lower": c.bounds[0] if c.bounds else None,
+            "upper": c.bounds[1] if c.bounds else None,
+            "integer": c.integer,
+            "nullable": c.nullable,
+            "public": not c.derived,
+            "missing": c.n_missing,
+            "reason": c.reason,
+        })
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def _parse_categories(text: str, previous: tuple | None) -> tuple:
+    """Categories typed as comma-separated text; keep the old values' types where they match."""
+    items = tuple(t.strip() for t in str(text).split(",") if t.strip())
+    by_text = {str(v): v for v in (previous or ())}
+    return tuple(by_text.get(t, t) for t in items)
+
+
+def schema_from_table(table: pd.DataFrame, base: Schema, *, keys=(), sensitive=None) -> Schema:
+    """Read an edited :func:`schema_table` back; raise ``ValueError`` naming the bad column.
+
+    A row whose domain changed from ``base`` counts as declared public; a
+    row left as it was keeps its ``public`` tick.
+    """
+    cols = {}
+    for row in table.to_dict("records"):
+        name = row["column"]
+        old = base.columns[name]
+        kind = row["kind"]
+        cats = _parse_categories(row["categories"], old.categories) if kind == "categorical" else None
+        bounds = None
+        if kind == "numeric":
+            lo, hi = row["lower"], row["upper"]
+            if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+                raise ValueError(f"Column {name!r} is numeric: give it a lower and an upper bound.")
+            bounds = (float(lo), float(hi))
+        changed = (kind != old.kind) or (cats is not None and cats != old.categories) \
+            or (bounds is not None and bounds != old.bounds)
+        public = bool(row["public"]) or changed
+        try:
+            cols[name] = old.replace(kind=kind, categories=cats, bounds=bounds,
+                                     integer=bool(row["integer"]), nullable=bool(row["nullable"]),
+                                     derived=not public,
+                                     reason=old.reason if not changed else "declared on the Data page")
+        except ValueError as err:
+            raise ValueError(str(err)[0].upper() + str(err)[1:] + ".") from None
+    usable = [k for k in keys if k in cols and cols[k].kind != "excluded"]
+    sens = sensitive if sensitive in cols and cols[sensitive].kind != "excluded" else None
+    return Schema(cols, tuple(usable), sens)

@@ -1,7 +1,8 @@
 """Synthesizers: the registry and the single entry point :func:`synthesize`."""
 
 from . import bootstrap, cart, independent  # noqa: F401  (registers the methods)
-from .base import SYNTHESIZERS, Step, Synthesis, Synthesizer, fingerprint, make_rng, privacy_statement, synthesize
+from .base import (SYNTHESIZERS, Step, Synthesis, Synthesizer, fingerprint, ledger_steps_table, make_rng,
+                   privacy_statement, synthesize)
 
 __all__ = ["SYNTHESIZERS", "Step", "Synthesis", "Synthesizer", "fingerprint", "make_rng",
-           "privacy_statement", "synthesize"]
+           "privacy_statement", "synthesize", "ledger_steps_table"]

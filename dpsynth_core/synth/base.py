@@ -291,3 +291,13 @@ def privacy_statement(ledger: dict) -> str:
     if ledger["delta"] > 0:
         text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
     return text
+
+
+def ledger_steps_table(ledger: dict) -> pd.DataFrame:
+    """The ledger's mechanism steps as a table, plus a row with the composed total."""
+    steps = pd.DataFrame(ledger["steps"], columns=["mechanism", "target", "epsilon", "delta", "sensitivity"])
+    if len(steps):
+        total = {"mechanism": "total (sequential composition)", "target": "",
+                 "epsilon": steps["epsilon"].sum(), "delta": steps["delta"].sum(), "sensitivity": None}
+        steps = pd.concat([steps, pd.DataFrame([total])], ignore_index=True)
+    return steps

@@ -1,0 +1,27 @@
+"""dpsynth_core: differentially private synthetic data, its utility and its risk.
+
+Pure Python (numpy, pandas, scipy, scikit-learn, plotly figures); never
+imports Streamlit. Every number the app shows is computed here.
+"""
+
+from . import constraints, plots, rumap  # noqa: F401
+from .constraints import parse_epsilon_grid
+from .datasets import BUNDLED, load_bundled
+from .errors import DataError, MethodRefused
+from .io import load_csv, to_csv_bytes
+from .metric_info import METRICS, MetricInfo
+from .risk import exact_copy_share, gower_dcr, match_rates, membership_inference
+from .rumap import ru_map
+from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table, schema_table
+from .synth import SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, synthesize
+from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, propensity_metrics,
+                      regression_ci_overlap)
+
+__all__ = [
+    "BUNDLED", "KINDS", "METRICS", "SYNTHESIZERS",
+    "ColumnSchema", "DataError", "MethodRefused", "MetricInfo", "Schema", "Synthesis",
+    "ci_overlap", "ecdf_data", "exact_copy_share", "fingerprint", "gower_dcr", "histogram_data",
+    "infer_schema", "ks_statistic", "ledger_steps_table", "load_bundled", "load_csv", "match_rates",
+    "membership_inference", "parse_epsilon_grid", "privacy_statement", "propensity_metrics",
+    "regression_ci_overlap", "ru_map", "schema_from_table", "schema_table", "synthesize", "to_csv_bytes",
+]

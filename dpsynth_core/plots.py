@@ -1,0 +1,141 @@
+"""Plotly figures: each takes data computed elsewhere in the core and returns a figure.
+
+Plotly renders a subset of HTML in titles, tick labels and hover text, so
+every piece of user text (column names, category values, file names) goes
+through :func:`esc` first and is shown literally.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .metric_info import METRICS
+
+REAL_COLOUR = "#1f77b4"
+SYNTH_COLOUR = "#ff7f0e"
+METHOD_COLOURS = ["#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+
+
+def esc(text: object) -> str:
+    """User text made literal for plotly's HTML-like labels."""
+    return html.escape(str(text), quote=True)
+
+
+def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white",
+                      margin=dict(l=50, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def histogram_figure(hist: pd.DataFrame, column: str) -> go.Figure:
+    """Real and synthetic shares side by side in the shared bins of :func:`histogram_data`."""
+    labels = [esc(b) for b in hist["bin"]]
+    fig = go.Figure([
+        go.Bar(x=labels, y=hist["real_share"], name="real", marker_color=REAL_COLOUR,
+               hovertemplate="%{x}<br>real: %{y:.3f}<extra></extra>"),
+        go.Bar(x=labels, y=hist["synth_share"], name="synthetic", marker_color=SYNTH_COLOUR,
+               hovertemplate="%{x}<br>synthetic: %{y:.3f}<extra></extra>"),
+    ])
+    fig.update_layout(barmode="group", bargap=0.1)
+    fig.update_xaxes(type="category")
+    return _layout(fig, f"Distribution of {esc(column)}", esc(column), "share of rows")
+
+
+def ecdf_figure(ecdf, column: str) -> go.Figure:
+    """Both ECDFs as step lines, with the KS distance marked where it is reached."""
+    t = ecdf.table
+    fig = go.Figure([
+        go.Scatter(x=t["x"], y=t["real"], name="real", mode="lines", line_shape="hv",
+                   line_color=REAL_COLOUR),
+        go.Scatter(x=t["x"], y=t["synth"], name="synthetic", mode="lines", line_shape="hv",
+                   line_color=SYNTH_COLOUR),
+        go.Scatter(x=[ecdf.x_at_max, ecdf.x_at_max], y=[ecdf.real_at_max, ecdf.synth_at_max],
+                   name=f"KS distance {ecdf.ks:.3f}", mode="lines+markers",
+                   line=dict(color="black", dash="dot")),
+    ])
+    return _layout(fig, f"ECDF of {esc(column)} (KS = {ecdf.ks:.3f})", esc(column), "cumulative share")
+
+
+def ci_forest_figure(table: pd.DataFrame) -> go.Figure:
+    """Real and synthetic confidence intervals side by side for each coefficient."""
+    terms = [esc(t) for t in table["term"]]
+    fig = go.Figure()
+    for who, colour, offset in (("real", REAL_COLOUR, -0.15), ("synth", SYNTH_COLOUR, 0.15)):
+        y = np.arange(len(terms)) + offset
+        est, lo, hi = table[f"est_{who}"], table[f"lo_{who}"], table[f"hi_{who}"]
+        fig.add_trace(go.Scatter(
+            x=est, y=y, mode="markers", name="real" if who == "real" else "synthetic",
+            marker=dict(color=colour, size=8),
+            error_x=dict(type="data", symmetric=False, array=hi - est, arrayminus=est - lo, color=colour),
+            customdata=np.stack([lo, hi], axis=1),
+            hovertemplate="%{x:.4g} [%{customdata[0]:.4g}, %{customdata[1]:.4g}]<extra></extra>",
+        ))
+    fig.update_yaxes(tickvals=list(range(len(terms))), ticktext=terms, autorange="reversed")
+    fig.update_layout(height=max(250, 60 * len(terms) + 120))
+    return _layout(fig, "Confidence intervals, real vs synthetic", "coefficient", "")
+
+
+def _axis_reversed(metric: str) -> bool:
+    # Put "better" up and "less risky" left whatever the measure's direction.
+    info = METRICS.get(metric)
+    if info is None:
+        return False
+    if info.kind == "utility":
+        return info.goal != "maximize"
+    return info.goal == "maximize"
+
+
+def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
+    """Risk (x) against utility (y): one line per method through its ε sweep.
+
+    Means over replicates are drawn with error bars of ±1 standard deviation;
+    reference points (original data, bootstrap) are drawn as stars. Each
+    marker's ``customdata`` is ``[method, epsilon, seed]`` of one replicate
+    (the first), so a selection can load that synthesis.
+    """
+    keys = ["method", "label", "epsilon"]
+    g = points.assign(epsilon=points["epsilon"].fillna(-1.0)).groupby(keys, sort=False)
+    summary = g.agg(x=(x, "mean"), y=(y, "mean"), x_sd=(x, "std"), y_sd=(y, "std"), seed=("seed", "first"),
+                    is_dp=("is_dp", "first"), reference=("reference", "first"), reps=("rep", "count")).reset_index()
+    summary["epsilon"] = summary["epsilon"].where(summary["epsilon"] >= 0, np.nan)
+    xl = METRICS[x].label if x in METRICS else x
+    yl = METRICS[y].label if y in METRICS else y
+    fig = go.Figure()
+    for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
+        part = part.sort_values("epsilon")
+        ref = bool(part["reference"].iloc[0]) or method == "original"
+        eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "no ε (not DP)" for e in part["epsilon"]]
+        name = esc(part["label"].iloc[0]) + ("" if part["is_dp"].all() else " (not DP)")
+        fig.add_trace(go.Scatter(
+            x=part["x"], y=part["y"], name=name,
+            mode="markers+text" if ref else "lines+markers+text",
+            text=[f"ε={e:g}" if not math.isnan(e) else "" for e in part["epsilon"]], textposition="top right",
+            marker=dict(size=14 if ref else 9, symbol="star" if ref else "circle",
+                        color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
+            error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
+            error_y=dict(type="data", array=part["y_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
+            customdata=np.stack([part["method"], part["epsilon"].fillna(-1), part["seed"]], axis=1),
+            hovertext=[f"{name}<br>{t}<br>{esc(xl)} = {a:.4g}<br>{esc(yl)} = {b:.4g}"
+                       for t, a, b in zip(eps_text, part["x"], part["y"])],
+            hoverinfo="text",
+        ))
+    _layout(fig, "Risk–utility map", f"{esc(xl)} (risk)", f"{esc(yl)} (utility)")
+    if _axis_reversed(x):
+        fig.update_xaxes(autorange="reversed")
+    if _axis_reversed(y):
+        fig.update_yaxes(autorange="reversed")
+    fig.update_layout(height=520, clickmode="event+select")
+    return fig
+
+
+def dcr_figure(dcr) -> go.Figure:
+    """Histogram of each real record's Gower distance to its closest synthetic row."""
+    fig = go.Figure(go.Histogram(x=np.asarray(dcr), nbinsx=40, marker_color=SYNTH_COLOUR,
+                                 hovertemplate="distance %{x}<br>%{y} records<extra></extra>"))
+    return _layout(fig, "Distance to the closest synthetic record", "Gower distance (0 = exact copy)",
+                   "confidential records")

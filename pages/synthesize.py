@@ -1,0 +1,100 @@
+"""Synthesize: method, ε, seed and rows; the ledger in words; the download."""
+
+import json
+import math
+
+import streamlit as st
+
+import app_state
+from app_state import core, plain
+
+C = core.constraints
+ds, cfg = app_state.dataset(), app_state.config()
+ss = st.session_state
+
+st.title("Synthesize")
+
+
+def _init(key, value):
+    # Widgets own their key only while drawn; restore it from the config when we come back.
+    if key not in ss:
+        ss[key] = value
+
+
+def _nearest_step(eps: float) -> float:
+    return min(C.EPSILON_STEPS, key=lambda s: abs(math.log(s) - math.log(eps)))
+
+
+def _on_slider():
+    ss["eps_input"] = ss["eps_slider"]
+    app_state.set_config(epsilon=float(ss["eps_slider"]))
+
+
+def _on_input():
+    ss["eps_slider"] = _nearest_step(ss["eps_input"])
+    app_state.set_config(epsilon=float(ss["eps_input"]))
+
+
+methods = list(core.SYNTHESIZERS)
+_init("method", cfg.method)
+_init("eps_slider", _nearest_step(cfg.epsilon))
+_init("eps_input", cfg.epsilon)
+_init("seed", cfg.seed)
+_init("n_rows", cfg.n or len(ds.df))
+_init("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used)
+
+left, right = st.columns([2, 1])
+with left:
+    st.selectbox(
+        "Method", methods, key="method",
+        format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
+        on_change=lambda: app_state.set_config(method=ss["method"]),
+    )
+    st.caption(core.SYNTHESIZERS[ss["method"]].description)
+    is_dp_method = core.SYNTHESIZERS[ss["method"]].is_dp
+    st.select_slider("Privacy budget ε (log scale)", options=C.EPSILON_STEPS, key="eps_slider",
+                     on_change=_on_slider, disabled=not is_dp_method)
+    st.number_input("ε, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX, key="eps_input",
+                    format="%.4g", on_change=_on_input, disabled=not is_dp_method)
+with right:
+    st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, key="seed",
+                    on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
+    st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1, key="n_rows",
+                    on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
+    st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used, key="synth_columns",
+                   on_change=lambda: app_state.set_config(
+                       columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
+
+cfg = app_state.config()
+try:
+    result = app_state.current_synthesis()
+except (core.DataError, core.MethodRefused, ValueError) as err:
+    app_state.show_error(str(err))
+    st.stop()
+
+ledger = result.ledger
+st.subheader("Privacy ledger")
+if ledger["is_dp"]:
+    st.success(ledger["statement"])
+else:
+    st.warning(plain(ledger["statement"]), icon="⚠️")
+if ledger["epsilon_total"] is not None:
+    a, b, c = st.columns(3)
+    a.metric("ε total", f"{ledger['epsilon_total']:g}")
+    b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
+    c.metric("δ", f"{ledger['delta']:g}")
+if ledger["steps"]:
+    st.dataframe(core.ledger_steps_table(ledger), hide_index=True)
+st.caption(
+    f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
+    f"({ledger['public']['row_count']['source']})."
+)
+
+st.subheader("Synthetic data")
+st.dataframe(result.data.head(200), height=260)
+stem = f"{ds.name.rsplit('.', 1)[0]}-{cfg.method}-eps{cfg.epsilon:g}-seed{cfg.seed}"
+d1, d2 = st.columns(2)
+d1.download_button("Download synthetic CSV", core.to_csv_bytes(result.data), file_name=f"{stem}.csv",
+                   mime="text/csv", key="download_csv")
+d2.download_button("Download ledger (JSON)", json.dumps(ledger, indent=2, ensure_ascii=False).encode("utf-8"),
+                   file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger")
