@@ -1,0 +1,66 @@
+"""Helpers shared by the risk measures: column kinds and value codes.
+
+Both matching and distances need "is this value equal to that one" across two
+or more frames, with a missing value equal to a missing value. Coding every
+column on one dictionary shared by all frames gives that as integer equality.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+
+
+def check_frame(frame: object, name: str) -> pd.DataFrame:
+    """Raise TypeError unless ``frame`` is a DataFrame; return it."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    return frame
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """True for int/float columns; bool and category count as categorical."""
+    dtype = series.dtype
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def as_float(series: pd.Series, column: str) -> np.ndarray:
+    """Values of a numeric column as float64, missing values as NaN."""
+    try:
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise DataError(
+            f"column {column!r} is declared numeric but holds values that are not numbers; "
+            "declare it categorical or clean it"
+        ) from None
+
+
+def shared_codes(parts: Sequence[pd.Series]) -> list[np.ndarray]:
+    """Integer codes of the values of several series on one shared dictionary.
+
+    Equal values get equal codes across all ``parts``, and every missing value
+    (NaN, None, NA) gets one code of its own, so a missing value equals a
+    missing value, as in a group-by with ``dropna=False``.
+    """
+    joined = pd.concat([pd.Series(p, copy=False).reset_index(drop=True) for p in parts],
+                       ignore_index=True)
+    codes, uniques = pd.factorize(joined)
+    codes = np.where(codes < 0, len(uniques), codes).astype(np.int64)
+    return np.split(codes, np.cumsum([len(p) for p in parts])[:-1])
+
+
+def combine_codes(columns: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """One id per row such that rows share an id exactly when all codes agree.
+
+    Re-factorising after each column keeps ids below the row count, so the
+    product ``id * k + code`` cannot overflow int64.
+    """
+    ids = np.zeros(size, dtype=np.int64)
+    for codes in columns:
+        k = int(codes.max()) + 1 if size else 1
+        ids = pd.factorize(ids * k + codes)[0].astype(np.int64)
+    return ids
