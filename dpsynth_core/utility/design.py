@@ -1,0 +1,344 @@
+"""Design-matrix encoding shared by the propensity and regression metrics.
+
+Both metrics turn a mixed-type frame into a float matrix the same way:
+numeric columns as numbers, categorical columns as dummies with one level
+dropped, and columns that add nothing to the span of the others removed, so
+the number of fitted parameters ``k`` is honest (the pMSE null formula and the
+regression degrees of freedom both depend on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import linalg
+
+__all__ = [
+    "MISSING_LABEL",
+    "Design",
+    "as_labels",
+    "column_kinds",
+    "dummy_matrix",
+    "factorize_labels",
+    "independent_columns",
+    "propensity_design",
+]
+
+#: Level given to missing values of a categorical column.
+MISSING_LABEL = "(missing)"
+
+# A column is dropped as linearly dependent when, after centring and scaling to
+# unit norm, less than this share of its variance is left once it is projected
+# on the columns already kept (R^2 > 1 - 1e-9). Far above the rounding error
+# of a Gram matrix of 1e6 rows, far below any real signal.
+_DEPENDENCE_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Design:
+    """A float design matrix without its intercept column.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_rows, n_columns)
+        The encoded columns (the intercept is implicit).
+    names : tuple of str
+        One name per column: the column itself for a numeric variable,
+        ``"col[T.level]"`` for a dummy, ``"col[missing]"`` for a missing
+        indicator and ``"a:b"`` for an interaction.
+    groups : tuple of str
+        The variable (or ``"a:b"`` pair) each column comes from.
+    """
+
+    X: np.ndarray
+    names: tuple[str, ...]
+    groups: tuple[str, ...]
+
+    @property
+    def n_columns(self) -> int:
+        """Number of columns (parameters without the intercept)."""
+        return self.X.shape[1]
+
+    def take(self, keep: Sequence[int] | np.ndarray) -> Design:
+        """Return the design restricted to the columns ``keep`` (in that order)."""
+        keep = np.asarray(keep, dtype=int)
+        return Design(
+            X=self.X[:, keep],
+            names=tuple(self.names[i] for i in keep),
+            groups=tuple(self.groups[i] for i in keep),
+        )
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    # Booleans are numbers to numpy but yes/no answers to the user.
+    return pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
+        series.dtype
+    )
+
+
+def column_kinds(
+    frames: Iterable[pd.DataFrame],
+    columns: Sequence[str],
+    *,
+    categorical: Iterable[str] | None = None,
+) -> dict[str, str]:
+    """Classify each column as ``"numeric"`` or ``"categorical"``.
+
+    A column is numeric only when it has a numeric, non-boolean dtype in every
+    frame and is not named in ``categorical``; everything else (text, object,
+    bool, category, or integer codes the user declared) is categorical.
+
+    Parameters
+    ----------
+    frames : iterable of DataFrame
+        The frames that will be encoded together (real and synthetic).
+    columns : sequence of str
+        Columns to classify; each must exist in every frame.
+    categorical : iterable of str, optional
+        Columns to treat as categorical whatever their dtype.
+
+    Returns
+    -------
+    dict
+        Column name to ``"numeric"`` or ``"categorical"``.
+    """
+    frames = list(frames)
+    forced = set(categorical or ())
+    # Names of other columns are fine (a page may pass the whole schema's
+    # list for a model on a few columns); names of no column are a typo.
+    present = set().union(*(set(f.columns) for f in frames)) if frames else set()
+    unknown = forced - present - set(columns)
+    if unknown:
+        raise ValueError(
+            f"categorical names columns that are not in the data: {sorted(unknown)}"
+        )
+    kinds = {}
+    for col in columns:
+        numeric = col not in forced and all(_is_numeric(f[col]) for f in frames)
+        kinds[col] = "numeric" if numeric else "categorical"
+    return kinds
+
+
+def _label(value) -> str:
+    # Integral floats print as integers so codes 1.0 and 1 are one level.
+    if isinstance(value, (float, np.floating)) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def factorize_labels(
+    series: pd.Series, *, missing: str | None = MISSING_LABEL
+) -> tuple[np.ndarray, list[str]]:
+    """Integer codes into the sorted string levels of a categorical column.
+
+    Labels are strings so that a level read as ``int`` in one frame and as
+    ``str`` in the other is still one level, and so that levels sort;
+    integral floats print as integers (codes ``1.0`` and ``1`` are the same
+    level). Only the distinct values are turned into strings, which matters
+    on 10^5 rows.
+
+    Parameters
+    ----------
+    series : Series
+        The column.
+    missing : str or None, default "(missing)"
+        Level for missing values; with ``None`` missing rows get code -1.
+
+    Returns
+    -------
+    codes : ndarray of int
+        Position of each row's level in ``levels`` (-1: missing, dropped).
+    levels : list of str
+        Sorted levels.
+    """
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    names = [_label(v) for v in np.asarray(uniques, dtype=object)]
+    has_missing = missing is not None and bool((codes < 0).any())
+    levels = sorted(set(names) | ({missing} if has_missing else set()))
+    position = {level: i for i, level in enumerate(levels)}
+    # The extra last entry is where code -1 (missing) lands.
+    lookup = np.array([position[n] for n in names] + [position.get(missing, -1)], dtype=np.intp)
+    return lookup[codes], levels
+
+
+def as_labels(series: pd.Series, *, missing: str | None = MISSING_LABEL) -> np.ndarray:
+    """The string label of each row of a categorical column.
+
+    Parameters
+    ----------
+    series : Series
+        The column.
+    missing : str or None, default "(missing)"
+        Label for missing values; ``None`` keeps them as ``None``.
+
+    Returns
+    -------
+    ndarray of object
+        See :func:`factorize_labels` for how values become labels.
+    """
+    codes, levels = factorize_labels(series, missing=missing)
+    out = np.array(levels + [missing], dtype=object)
+    return out[codes]
+
+
+def dummy_matrix(labels: np.ndarray, levels: Sequence[str]) -> np.ndarray:
+    """0/1 indicators of ``levels[1:]`` (the first level is the reference).
+
+    Labels that are not among ``levels`` get a row of zeros; callers that
+    must not mix them with the reference level drop such rows first.
+
+    Parameters
+    ----------
+    labels : ndarray of object
+        One label per row.
+    levels : sequence of str
+        The levels, reference first.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, len(levels) - 1)
+    """
+    codes = pd.Categorical(labels, categories=list(levels)).codes
+    return (codes[:, None] == np.arange(1, len(levels))[None, :]).astype(float)
+
+
+def independent_columns(X: np.ndarray, *, tol: float = _DEPENDENCE_TOL) -> np.ndarray:
+    """Indices of a maximal set of columns independent of each other and of 1.
+
+    Columns are scanned in order and a column is kept when it is not (up to
+    ``tol``) a linear combination of the intercept and the columns kept so
+    far, so earlier columns win: a main effect is kept over an interaction
+    that duplicates it. The test runs on the Gram matrix of the centred
+    columns (p x p), which is far cheaper than a QR of the n x p data.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_columns)
+        The design without intercept.
+    tol : float, default 1e-9
+        Share of a column's variance that must remain after projection.
+
+    Returns
+    -------
+    ndarray of int
+        Indices of the kept columns, increasing.
+    """
+    n, p = X.shape
+    if p == 0 or n == 0:
+        return np.arange(0)
+    centred = X - X.mean(axis=0)
+    gram = centred.T @ centred
+    variance = np.diag(gram).copy()
+    # Constant columns say nothing beyond the intercept; test them exactly on
+    # the raw values, as centring leaves rounding noise behind.
+    constant = X.max(axis=0) == X.min(axis=0)
+    keep: list[int] = []
+    chol = np.zeros((0, 0))
+    for j in range(p):
+        if constant[j]:
+            continue
+        g = gram[keep, j]
+        if keep:
+            w = linalg.solve_triangular(chol, g, lower=True, check_finite=False)
+            residual = variance[j] - w @ w
+        else:
+            w = np.zeros(0)
+            residual = variance[j]
+        if residual <= tol * variance[j]:
+            continue
+        # Grow the Cholesky factor of the kept columns' Gram matrix by one row.
+        k = len(keep)
+        grown = np.zeros((k + 1, k + 1))
+        grown[:k, :k] = chol
+        grown[k, :k] = w
+        grown[k, k] = np.sqrt(residual)
+        chol = grown
+        keep.append(j)
+    return np.asarray(keep, dtype=int)
+
+
+def _main_effects(
+    data: pd.DataFrame, kinds: dict[str, str]
+) -> tuple[list[np.ndarray], list[str], list[str]]:
+    columns: list[np.ndarray] = []
+    names: list[str] = []
+    groups: list[str] = []
+    for col, kind in kinds.items():
+        if kind == "numeric":
+            x = data[col].to_numpy(dtype=float, na_value=np.nan)
+            missing = ~np.isfinite(x)
+            observed = x[~missing]
+            fill = observed.mean() if observed.size else 0.0
+            x = np.where(missing, fill, x)
+            sd = x.std()
+            # Standardised so products in the interaction model stay well
+            # scaled; the fitted probabilities do not depend on it.
+            x = (x - x.mean()) / sd if sd > 0 else x - x.mean()
+            columns.append(x)
+            names.append(col)
+            groups.append(col)
+            if missing.any():
+                columns.append(missing.astype(float))
+                names.append(f"{col}[missing]")
+                groups.append(col)
+        else:
+            codes, levels = factorize_labels(data[col])
+            for i, level in enumerate(levels[1:], start=1):
+                columns.append((codes == i).astype(float))
+                names.append(f"{col}[T.{level}]")
+                groups.append(col)
+    return columns, names, groups
+
+
+def propensity_design(
+    data: pd.DataFrame,
+    *,
+    kinds: dict[str, str],
+    interactions: bool = False,
+) -> Design:
+    """Encode stacked real and synthetic rows for a propensity model.
+
+    Numeric columns are mean-imputed (mean of the stacked data) with a
+    missing indicator added when any value is missing, then standardised;
+    categorical columns become dummies for every level but the first in
+    sorted order, missing values being a level of their own. With
+    ``interactions`` all pairwise products of main-effect columns from
+    different variables are added. Constant and linearly dependent columns
+    are dropped (see :func:`independent_columns`).
+
+    Parameters
+    ----------
+    data : DataFrame
+        Stacked rows (real and synthetic).
+    kinds : dict
+        Output of :func:`column_kinds`; its keys are the columns encoded.
+    interactions : bool, default False
+        Add pairwise products of main-effect columns.
+
+    Returns
+    -------
+    Design
+    """
+    columns, names, groups = _main_effects(data, kinds)
+    if interactions and len(columns) > 1:
+        main = list(zip(columns, names, groups))
+        for i in range(len(main)):
+            for j in range(i + 1, len(main)):
+                (xi, ni, gi), (xj, nj, gj) = main[i], main[j]
+                # Two dummies of one variable never both equal 1, and a
+                # numeric column times its own missing indicator is 0.
+                if gi == gj:
+                    continue
+                product = xi * xj
+                if product.max() == product.min():
+                    continue
+                columns.append(product)
+                names.append(f"{ni}:{nj}")
+                groups.append(f"{gi}:{gj}")
+    n = len(data)
+    X = np.column_stack(columns) if columns else np.zeros((n, 0))
+    design = Design(X=X, names=tuple(names), groups=tuple(groups))
+    return design.take(independent_columns(design.X))
