@@ -208,7 +208,7 @@ def synthesize(
     else:
         measured = _measured(synth, df, schema, targets, params)
         values, steps = synth.release(measured, epsilon=epsilon, n=n, rng=rng, **params)
-        values.update({c: df[c].to_numpy() for c in kept})
+    values.update({c: df[c].to_numpy() for c in kept})  # conditional methods return only the targets
 
     data = restore_dtypes(values, df, n)
     ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n,
@@ -271,7 +271,7 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_c
         "kept_columns": kept,
         "excluded_columns": [c for c, s in schema.columns.items() if s.kind == "excluded"],
         "n_rows": n,
-        "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else "generator",
+        "seed": int(seed) if isinstance(seed, (int, np.integer)) else None if seed is None else "generator",
         "params": {k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))},
     }
     ledger["statement"] = privacy_statement(ledger)
@@ -284,10 +284,11 @@ def privacy_statement(ledger: dict) -> str:
         return (f"This release is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
                 "It carries no formal privacy guarantee.")
     eps = ledger["epsilon_total"]
-    ratio = ledger["exp_epsilon"]
+    ratio = ledger["exp_epsilon"]  # None when e^ε overflows a float (ε ≥ 700)
+    ratio_text = f"{ratio:,.2f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
     text = (f"This release satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
             f"adding or removing any one person's record changes the probability of any output "
-            f"by at most a factor e^ε = {ratio:,.2f}.")
+            f"by at most a factor e^ε = {ratio_text}.")
     if ledger["delta"] > 0:
         text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
     return text

@@ -1,0 +1,280 @@
+"""Tests for dpsynth_core.schema: inference, declared schemas, the editable table.
+
+Expected kinds, bounds and counts are written out by hand from the small
+frames built here, or counted from the raw CSV text with the csv module.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth_core import constraints
+from dpsynth_core.datasets import load_bundled
+from dpsynth_core.schema import (ColumnSchema, Schema, infer_column, infer_schema, merge_declared,
+                                 schema_from_table, schema_table)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RNG_SEED = 20240611
+
+
+def _col(values, name="c"):
+    return infer_column(pd.Series(values, name=name))
+
+
+# --- infer_column: one case per rule ----------------------------------------
+
+def test_integer_with_three_values_is_categorical():
+    col = _col([3, 1, 2, 1, 3, 3, 2, 1] * 4)
+    assert col.kind == "categorical"
+    assert col.categories == (1, 2, 3)
+    assert col.derived and "3 distinct values" in col.reason
+    assert col.n_missing == 0 and not col.nullable
+
+
+def test_consecutive_integer_per_row_is_an_identifier():
+    n = constraints.ID_MIN_ROWS  # 20 rows: the smallest table where the rule applies
+    ids = np.random.default_rng(RNG_SEED).permutation(np.arange(101, 101 + n))  # shuffled 101..120
+    col = _col(ids)
+    assert col.kind == "excluded"
+    assert "identifier" in col.reason
+
+
+def test_identifier_rule_needs_enough_rows_and_consecutive_values():
+    # 19 consecutive whole numbers: too few rows for "distinct per row" to mean anything.
+    short = _col(np.arange(1, constraints.ID_MIN_ROWS))
+    assert short.kind == "numeric" and short.integer and short.bounds == (1.0, 19.0)
+    # 25 distinct even numbers: distinct per row but with gaps, so a measurement, not an id.
+    even = _col(np.arange(2, 52, 2))
+    assert even.kind == "numeric" and even.bounds == (2.0, 50.0)
+
+
+def test_text_distinct_per_row_is_excluded():
+    col = _col([f"person-{i:03d}" for i in range(30)])
+    assert col.kind == "excluded"
+    assert "identifier" in col.reason
+
+
+def test_text_with_too_many_levels_is_excluded_and_the_limit_itself_is_kept():
+    k = constraints.MAX_CATEGORIES + 1
+    over = _col([f"level {i}" for i in range(k)] * 2)  # 2k rows, so not one value per row
+    assert over.kind == "excluded"
+    assert f"{k} distinct values" in over.reason and "too many categories" in over.reason
+    at_limit = _col([f"level {i}" for i in range(constraints.MAX_CATEGORIES)] * 2)
+    assert at_limit.kind == "categorical" and len(at_limit.categories) == constraints.MAX_CATEGORIES
+
+
+def test_mostly_numeric_text_is_excluded_as_mixed():
+    col = _col(["1", "2.5", "3", "oops", "4"])  # 4 of 5 parse as numbers
+    assert col.kind == "excluded"
+    assert "mixed types" in col.reason and "'oops'" in col.reason
+
+
+def test_mostly_text_with_a_few_numbers_stays_categorical():
+    col = _col(["a", "b", "7", "a", "b", "a"])  # 1 of 6 parses as a number
+    assert col.kind == "categorical"
+    assert col.categories == ("7", "a", "b")
+
+
+def test_all_missing_column_is_excluded():
+    col = _col([np.nan] * 7)
+    assert col.kind == "excluded"
+    assert col.n_missing == 7 and col.nullable
+    assert "missing" in col.reason
+
+
+def test_numeric_bounds_are_min_and_max_and_derived():
+    values = [3.5, 1.25, np.nan, 7.0, 2.0, np.nan, 6.75]
+    col = _col(values)
+    assert col.kind == "numeric"
+    assert col.bounds == (1.25, 7.0)  # smallest and largest observed value
+    assert col.derived is True
+    assert col.integer is False
+    assert col.n_missing == 2 and col.nullable is True
+
+
+def test_whole_numbers_with_many_values_are_integer_numeric():
+    values = [10, 13, 17, 22, 25, 31, 40, 44, 52, 60, 71, 80]  # 12 distinct > 10, with gaps
+    col = _col(values)
+    assert col.kind == "numeric" and col.integer and col.bounds == (10.0, 80.0)
+
+
+def test_missing_values_counted_in_categorical_text():
+    col = _col(["x", None, "y", "x", np.nan, "y"])
+    assert col.kind == "categorical"
+    assert col.categories == ("x", "y")
+    assert col.n_missing == 2 and col.nullable
+
+
+def test_booleans_are_categorical():
+    col = _col([True, False, True, True])
+    assert col.kind == "categorical" and col.categories == (False, True)
+
+
+def test_infer_schema_on_penguins_counts_missing_values_from_the_file():
+    df = pd.read_csv(DATA / "penguins.csv")
+    with open(DATA / "penguins.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    schema = infer_schema(df)
+    for name, col in schema.columns.items():
+        n_na = sum(r[name] == "NA" for r in rows)
+        assert col.n_missing == n_na, name
+        assert col.nullable == (n_na > 0), name
+    assert schema["sex"].n_missing == 11
+    assert schema["year"].kind == "categorical" and schema["year"].categories == (2007, 2008, 2009)
+    observed = [float(r["flipper_length_mm"]) for r in rows if r["flipper_length_mm"] != "NA"]
+    assert schema["flipper_length_mm"].bounds == (min(observed), max(observed))
+    assert not schema.is_public  # every domain was read off the data
+
+
+def test_infer_schema_rejects_non_frames():
+    with pytest.raises(TypeError):
+        infer_schema([[1, 2], [3, 4]])
+
+
+# --- declared schemas --------------------------------------------------------
+
+def test_from_dict_to_dict_round_trip_keeps_key_and_sensitive_flags():
+    spec = json.loads((DATA / "diamonds.schema.json").read_text(encoding="utf-8"))
+    schema = Schema.from_dict(spec)
+    assert schema.keys == ("carat", "cut", "color", "clarity")
+    assert schema.sensitive == "price"
+    assert schema["price"].integer and schema["price"].bounds == (326.0, 18823.0)
+    assert schema.to_dict() == spec  # the file is written in the canonical form
+    assert Schema.from_dict(schema.to_dict()) == schema
+    json.dumps(schema.to_dict())
+
+
+def test_round_trip_of_an_inferred_schema_keeps_reasons_and_missing_counts():
+    df = pd.read_csv(DATA / "penguins.csv")
+    schema = infer_schema(df).with_roles(keys=["species", "island"], sensitive="body_mass_g")
+    back = Schema.from_dict(json.loads(json.dumps(schema.to_dict())))
+    assert back == schema
+    assert back["sex"].n_missing == 11 and back["sex"].derived
+
+
+@pytest.mark.parametrize("spec, words", [
+    ({"a": {"kind": "numeric"}}, "bounds"),
+    ({"a": {"kind": "categorical"}}, "categories"),
+    ({"a": {"kind": "categorical", "categories": []}}, "categories"),
+    ({"a": {"kind": "numeric", "bounds": [5, 1]}}, "lower <= upper"),
+    ({"a": {"kind": "numeric", "bounds": [0, float("inf")]}}, "finite"),
+    ({"a": {"kind": "numeric", "bounds": [1]}}, "bounds"),
+    ({"a": {"kind": "ordinal", "categories": [1]}}, "kind"),
+    ({"a": {"kind": "numeric", "bounds": [0, 1], "sensitive": True},
+      "b": {"kind": "numeric", "bounds": [0, 1], "sensitive": True}}, "only one"),
+    ({}, "non-empty"),
+    ({"a": [0, 1]}, "mapping"),
+])
+def test_from_dict_errors(spec, words):
+    with pytest.raises(ValueError, match=words):
+        Schema.from_dict(spec)
+
+
+def test_keys_must_be_columns():
+    cols = {"a": ColumnSchema(name="a", kind="numeric", bounds=(0, 1))}
+    with pytest.raises(ValueError, match="'b'"):
+        Schema(cols, keys=("b",))
+
+
+def test_equal_bounds_are_allowed():
+    assert Schema.from_dict({"a": {"bounds": [2, 2]}})["a"].bounds == (2.0, 2.0)
+
+
+def test_is_public():
+    declared = Schema.from_dict({"a": {"kind": "categorical", "categories": ["x", "y"]},
+                                 "b": {"kind": "numeric", "bounds": [0, 1]}})
+    assert declared.is_public and declared.derived_columns == []
+    one_derived = declared.replace_column("b", derived=True)
+    assert not one_derived.is_public and one_derived.derived_columns == ["b"]
+    # An excluded column is not modelled, so its (derived) status does not matter.
+    excluded = one_derived.replace_column("b", kind="excluded")
+    assert excluded.is_public and excluded.used == ["a"]
+
+
+def test_merge_declared_keeps_missing_counts_from_the_data():
+    df, merged = load_bundled("penguins")
+    declared = Schema.from_dict(json.loads((DATA / "penguins.schema.json").read_text(encoding="utf-8")))
+    assert declared["sex"].n_missing == 0  # the file says nothing about this data's gaps
+    with open(DATA / "penguins.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for name in df.columns:
+        assert merged[name].n_missing == sum(r[name] == "NA" for r in rows), name
+        # every other field is the declared one
+        assert merged[name].replace(n_missing=0) == declared[name], name
+    assert merged.is_public
+    assert merged.keys == ("species", "island", "sex") and merged.sensitive == "body_mass_g"
+    assert list(merged.columns) == list(df.columns)
+
+
+def test_merge_declared_keeps_inferred_columns_the_declaration_omits():
+    df = pd.DataFrame({"a": [1.5, 2.5, 9.0], "b": ["u", "v", "u"]})
+    declared = Schema.from_dict({"a": {"bounds": [0, 10]}})
+    merged = merge_declared(infer_schema(df), declared)
+    assert merged["a"].bounds == (0.0, 10.0) and not merged["a"].derived
+    assert merged["b"].derived and merged["b"].categories == ("u", "v")
+    assert merged.derived_columns == ["b"]
+
+
+# --- the editable table ----------------------------------------------------
+
+@pytest.mark.parametrize("source", ["inferred", "declared"])
+def test_schema_table_round_trip(source):
+    df = pd.read_csv(DATA / "penguins.csv")
+    df["id"] = np.arange(1, len(df) + 1)  # an excluded column too
+    inferred = infer_schema(df)
+    schema = inferred if source == "inferred" else merge_declared(inferred, load_bundled("penguins")[1])
+    table = schema_table(schema)
+    assert list(table["column"]) == list(df.columns)
+    assert list(table["public"]) == [not c.derived for c in schema.columns.values()]
+    back = schema_from_table(table, schema, keys=schema.keys, sensitive=schema.sensitive)
+    assert back == schema
+
+
+def test_editing_a_bound_makes_the_column_public():
+    df = pd.read_csv(DATA / "penguins.csv")
+    schema = infer_schema(df)
+    table = schema_table(schema)
+    row = table.index[table["column"] == "bill_length_mm"][0]
+    table.loc[row, "lower"] = 30.0
+    edited = schema_from_table(table, schema)
+    col = edited["bill_length_mm"]
+    assert col.bounds == (30.0, df["bill_length_mm"].max())
+    assert col.derived is False and col.reason == "declared on the Data page"
+    assert edited.derived_columns == [c for c in schema.used if c != "bill_length_mm"]
+    # a row left as it was keeps its (unticked) public flag
+    assert edited["bill_depth_mm"] == schema["bill_depth_mm"]
+
+
+def test_ticking_public_and_editing_categories():
+    df = pd.read_csv(DATA / "penguins.csv")
+    schema = infer_schema(df)
+    table = schema_table(schema)
+    table.loc[table["column"] == "year", "public"] = True
+    table.loc[table["column"] == "species", "categories"] = "Adelie, Chinstrap, Gentoo, Emperor"
+    edited = schema_from_table(table, schema, keys=["species", "nope"], sensitive="body_mass_g")
+    assert not edited["year"].derived and edited["year"].categories == (2007, 2008, 2009)
+    assert edited["species"].categories == ("Adelie", "Chinstrap", "Gentoo", "Emperor")
+    assert not edited["species"].derived
+    assert edited.keys == ("species",) and edited.sensitive == "body_mass_g"
+
+
+@pytest.mark.parametrize("lower, upper, words", [
+    (50.0, 40.0, "lower <= upper"),
+    (None, 40.0, "give it a lower and an upper bound"),
+])
+def test_bad_bounds_in_the_table_name_the_column(lower, upper, words):
+    df = pd.read_csv(DATA / "penguins.csv")
+    schema = infer_schema(df)
+    table = schema_table(schema)
+    row = table.index[table["column"] == "bill_length_mm"][0]
+    table.loc[row, "lower"] = lower
+    table.loc[row, "upper"] = upper
+    with pytest.raises(ValueError, match="'bill_length_mm'") as info:
+        schema_from_table(table, schema)
+    assert words in str(info.value)
