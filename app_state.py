@@ -108,7 +108,8 @@ def current_synthesis() -> core.Synthesis:
 
 @st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
 def propensity(key: str, _real: pd.DataFrame, _synth: pd.DataFrame, seed: int):
-    return core.propensity_metrics(_real, _synth, interactions=True, seed=seed)
+    return core.propensity_metrics(_real, _synth, interactions=True, seed=seed,
+                                   max_rows=core.constraints.PROPENSITY_HEADLINE_ROWS)
 
 
 def synth_key() -> str:

@@ -53,3 +53,8 @@ def parse_epsilon_grid(text: str) -> list[float]:
     if not values:
         raise ValueError("The ε grid is empty; type at least one value, such as 0.1, 1, 10.")
     return sorted(set(values))
+
+# The headline discriminator (logit with all pairwise interactions) is fitted
+# on at most this many stacked rows, drawn at random and shown to the user,
+# so a slider move stays under a second on the diamonds table.
+PROPENSITY_HEADLINE_ROWS = 10_000

@@ -114,7 +114,8 @@ def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=part["x"], y=part["y"], name=name,
             mode="markers+text" if ref else "lines+markers+text",
-            text=[f"ε={e:g}" if not math.isnan(e) else "" for e in part["epsilon"]], textposition="top right",
+            text=[esc(part["label"].iloc[0]) if ref else (f"ε={e:g}" if not math.isnan(e) else "")
+                  for e in part["epsilon"]], textposition="top right",
             marker=dict(size=14 if ref else 9, symbol="star" if ref else "circle",
                         color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
             error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),

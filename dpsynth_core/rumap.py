@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from . import constraints
 from .metric_info import METRICS
 from .risk import exact_copy_share, gower_dcr
 from .schema import Schema
@@ -37,7 +38,8 @@ def score(real: pd.DataFrame, synth: pd.DataFrame, *, schema: Schema | None, see
     """The utility and risk measures of one synthetic dataset."""
     used = schema.used if schema is not None else list(real.columns)
     r, s = real[used], synth[used]
-    prop = propensity_metrics(r, s, interactions=True, seed=seed)
+    prop = propensity_metrics(r, s, interactions=True, seed=seed,
+                              max_rows=constraints.PROPENSITY_HEADLINE_ROWS)
     numeric = [c for c in used if pd.api.types.is_numeric_dtype(r[c])
                and (schema is None or schema[c].kind == "numeric")]
     ks = [ks_statistic(r[c].to_numpy(float), s[c].to_numpy(float)) for c in numeric]

@@ -254,11 +254,12 @@ def infer_column(s: pd.Series) -> ColumnSchema:
             **base,
         )
 
-    text = observed.astype(str)
-    as_number = pd.to_numeric(text, errors="coerce")
-    share_numeric = float(as_number.notna().mean())
+    # Parse each distinct value once, weighted by how often it occurs.
+    counts = observed.astype(str).value_counts()
+    as_number = pd.to_numeric(pd.Series(counts.index), errors="coerce").to_numpy()
+    share_numeric = float(counts.to_numpy()[~np.isnan(as_number)].sum() / counts.sum())
     if 0.5 <= share_numeric < 1.0:
-        example = text[as_number.isna()].iloc[0]
+        example = counts.index[np.isnan(as_number)][0]
         return ColumnSchema(
             kind="excluded",
             reason=f"mostly numbers but also text such as {example!r} → mixed types; excluded",

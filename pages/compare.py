@@ -24,8 +24,8 @@ for tile, name in zip(tiles, ("pmse", "pmse_ratio", "specks", "auc")):
     info = core.METRICS[name]
     tile.metric(info.label, f"{getattr(prop, name):.4g}", help=info.reading)
 st.caption(
-    f"Logistic discriminator with all pairwise interactions, fitted on {prop.n_used:,} rows "
-    f"({prop.n_params} parameters). " + core.METRICS["pmse_ratio"].reading
+    f"Logistic discriminator with all pairwise interactions (it sees lost associations), fitted on "
+    f"{prop.n_used:,} of {len(real) + len(synth):,} rows drawn at random ({prop.n_params} parameters). " + core.METRICS["pmse_ratio"].reading
 )
 
 st.subheader("One column")

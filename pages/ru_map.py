@@ -54,8 +54,11 @@ if points and "customdata" in points[0]:
     method, eps, seed = points[0]["customdata"]
     if method != "original":
         eps = None if float(eps) < 0 else float(eps)
-        app_state.set_config(method=method, seed=int(seed), n=None, columns=None,
-                             **({"epsilon": eps} if eps is not None else {}))
+        chosen = dict(method=method, seed=int(seed), n=None, columns=None,
+                      **({"epsilon": eps} if eps is not None else {}))
+        if any(getattr(cfg, k) != v for k, v in chosen.items()):
+            app_state.set_config(**chosen)
+            st.rerun()  # so the sidebar, drawn before this page, shows the loaded synthesis
         shown = "" if eps is None else f" at ε = {eps:g}"
         st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}): "
                    "open Synthesize, Compare or Risk to inspect it.")

@@ -1,0 +1,75 @@
+"""End to end in Debian's Chromium: upload → synthesize at ε → compare → risk → R-U map → download."""
+
+import io
+
+import pandas as pd
+import pytest
+
+import dpsynth_core as core
+from tests.conftest import ROOT
+from tests.e2e.conftest import go, shot, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def test_upload_change_epsilon_compare_and_download(page, tmp_path):
+    # A real table, uploaded through the file input as a user would.
+    src = pd.read_csv(ROOT / "data" / "penguins.csv").sample(200, random_state=7)
+    csv_path = tmp_path / "my penguins.csv"
+    csv_path.write_bytes(core.to_csv_bytes(src))
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(csv_path))
+    wait_idle(page)
+    page.get_by_text("my penguins.csv: 200 rows, 8 columns").wait_for()
+    page.get_by_text("read off the data").first.wait_for()  # uploaded bounds are not public
+    shot(page, "data")
+
+    go(page, "Synthesize")
+    thumb = page.get_by_test_id("stSlider").get_by_role("slider")
+    before = page.get_by_test_id("stSliderThumbValue").inner_text()
+    thumb.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    wait_idle(page)
+    after = page.get_by_test_id("stSliderThumbValue").inner_text()
+    assert (before, after) == ("1.0", "2.0")  # three log steps of 10^0.1 from ε = 1
+    page.get_by_text("is not differentially private").first.wait_for()
+    shot(page, "synthesize")
+
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download synthetic CSV").get_by_role("button").click()
+    out = pd.read_csv(dl.value.path())
+    assert list(out.columns) == list(src.columns)
+    assert len(out) == len(src)
+    assert dl.value.suggested_filename.endswith("-independent-eps2-seed2026.csv")
+
+    go(page, "Compare")
+    page.locator(".js-plotly-plot").first.wait_for()
+    assert page.locator(".js-plotly-plot").count() >= 2  # histogram + CI forest (species has no ECDF)
+    assert page.get_by_test_id("stMetric").count() >= 4
+    shot(page, "compare")
+
+    go(page, "Risk")
+    page.get_by_text("fully synthetic").wait_for()
+    shot(page, "risk")
+
+
+def test_ru_sweep_and_choosing_a_point_loads_it(page):
+    go(page, "R-U map")
+    page.get_by_test_id("stTextInput").get_by_role("textbox").fill("0.3, 3")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    wait_idle(page)
+    page.locator(".js-plotly-plot").first.wait_for()
+    shot(page, "ru_map")
+    # Click the independent-marginals point at ε = 3 (its text label "ε=3").
+    point = page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1)
+    point.click(force=True)
+    wait_idle(page)
+    page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()
+    sidebar = page.get_by_test_id("stSidebar")
+    assert "ε = 3" in sidebar.inner_text()
+    go(page, "Synthesize")
+    # The exact input holds the chosen ε; the log slider shows its nearest step, 10^0.5 ≈ 3.16.
+    assert page.get_by_label("ε, exact").input_value() == "3"
+    assert page.get_by_test_id("stSliderThumbValue").inner_text() == "3.16"
