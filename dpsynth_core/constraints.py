@@ -58,3 +58,8 @@ def parse_epsilon_grid(text: str) -> list[float]:
 # on at most this many stacked rows, drawn at random and shown to the user,
 # so a slider move stays under a second on the diamonds table.
 PROPENSITY_HEADLINE_ROWS = 10_000
+
+# Share of ε a DP synthesis spends on a noisy row count when the number of
+# synthetic rows is not declared (the exact count is not public under
+# add/remove-one neighbours).
+ROW_COUNT_EPSILON_SHARE = 0.05

@@ -40,6 +40,7 @@ _init("method", cfg.method)
 _init("eps_slider", _nearest_step(cfg.epsilon))
 _init("eps_input", cfg.epsilon)
 _init("seed", cfg.seed)
+_init("n_declared", cfg.n is not None)
 _init("n_rows", cfg.n or len(ds.df))
 _init("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used)
 
@@ -59,7 +60,12 @@ with left:
 with right:
     st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, key="seed",
                     on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
+    st.checkbox("Declare the number of synthetic rows", key="n_declared",
+                on_change=lambda: app_state.set_config(n=int(ss["n_rows"]) if ss["n_declared"] else None),
+                help="A declared row count is public. Otherwise a DP method releases a noisy count of the "
+                     f"data's rows, spending {C.ROW_COUNT_EPSILON_SHARE:.0%} of ε.")
     st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1, key="n_rows",
+                    disabled=not ss["n_declared"],
                     on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
     st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used, key="synth_columns",
                    on_change=lambda: app_state.set_config(

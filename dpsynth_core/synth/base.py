@@ -23,7 +23,7 @@ import pandas as pd
 
 from .. import constraints
 from ..errors import DataError
-from ..mechanisms import check_epsilon
+from ..mechanisms import check_epsilon, geometric_noise
 from ..schema import Schema, infer_schema, merge_declared
 from .encoding import restore_dtypes
 
@@ -183,9 +183,7 @@ def synthesize(
         epsilon = check_epsilon(epsilon) if epsilon is not None else _missing_epsilon(method)
     if not (0.0 <= float(delta) < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-    row_count_declared = n is not None
-    n = len(df) if n is None else int(n)
-    if not 1 <= n <= constraints.MAX_SYNTH_ROWS:
+    if n is not None and not 1 <= int(n) <= constraints.MAX_SYNTH_ROWS:
         raise ValueError(f"n must be between 1 and {constraints.MAX_SYNTH_ROWS:,}, got {n}")
 
     used = schema.used
@@ -194,7 +192,7 @@ def synthesize(
         unknown = sorted(set(columns) - set(used))
         if unknown:
             raise ValueError(f"cannot synthesize {unknown}: not modelled columns of the schema")
-        if n != len(df):
+        if n is not None and n != len(df):
             raise ValueError("partial synthesis keeps rows one for one, so n must equal len(df)")
     if not targets:
         raise DataError("No column can be synthesized; mark at least one column as categorical or numeric.")
@@ -202,26 +200,48 @@ def synthesize(
     params = {**getattr(synth, "defaults", {}), **params}
     rng = make_rng(seed)
     kept = [c for c in used if c not in targets]
+    n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
+    eps_method = epsilon - sum(s.epsilon for s in count_steps) if synth.is_dp else None
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
-        values, steps = synth.release(measured, epsilon=epsilon, n=n, rng=rng, keep=df[kept], **params)
+        values, steps = synth.release(measured, epsilon=eps_method, n=n, rng=rng, keep=df[kept], **params)
     else:
         measured = _measured(synth, df, schema, targets, params)
-        values, steps = synth.release(measured, epsilon=epsilon, n=n, rng=rng, **params)
+        values, steps = synth.release(measured, epsilon=eps_method, n=n, rng=rng, **params)
     values.update({c: df[c].to_numpy() for c in kept})  # conditional methods return only the targets
+    steps = count_steps + steps
 
     data = restore_dtypes(values, df, n)
     ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n,
-                          row_count_declared=row_count_declared, steps=steps,
+                          row_count_source=row_count_source, steps=steps,
                           targets=targets, kept=kept, seed=seed, params=params)
     return Synthesis(data=data, method=method, ledger=ledger, schema=schema)
+
+
+def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: float | None,
+               kept: list[str], rng: np.random.Generator) -> tuple[int, list[Step], str]:
+    """The number of synthetic rows, and the budget it cost.
+
+    Under add/remove-one neighbours the exact row count is itself a statistic
+    of the data, so a DP method with no declared ``n`` releases a noisy count
+    (two-sided geometric, sensitivity 1) with a share of ε.
+    """
+    if n is not None:
+        return int(n), [], "declared by the user (public)"
+    if not synth.is_dp or kept:
+        return len(df), [], "the number of rows in the data (this run is not DP)"
+    eps_n = epsilon * constraints.ROW_COUNT_EPSILON_SHARE
+    noisy = max(1, len(df) + int(geometric_noise(1, eps_n, rng)[0]))
+    step = Step("two-sided geometric", "number of rows", eps_n, sensitivity=1.0,
+                detail=f"{constraints.ROW_COUNT_EPSILON_SHARE:.0%} of ε; the result sets the synthetic row count")
+    return min(noisy, constraints.MAX_SYNTH_ROWS), [step], f"released with noise (ε = {eps_n:.4g})"
 
 
 def _missing_epsilon(method: str):
     raise ValueError(f"method {method!r} is differentially private and needs epsilon > 0")
 
 
-def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_count_declared,
+def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_count_source,
                  steps: list[Step], targets: list[str], kept: list[str], seed, params: dict) -> dict:
     """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready."""
     derived = [c for c in targets if schema[c].derived]
@@ -263,8 +283,7 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_c
         "composition": "sequential: the total is the sum of the steps' ε" if steps else "none",
         "steps": [s.to_dict() for s in steps],
         "public": {
-            "row_count": {"value": n, "source": "declared by the user" if row_count_declared
-                          else "the number of rows in the data, treated as public (as in the NIST 2018 challenge)"},
+            "row_count": {"value": n, "source": row_count_source},
             "columns": public_columns,
         },
         "synthesized_columns": targets,

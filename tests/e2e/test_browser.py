@@ -1,6 +1,7 @@
 """End to end in Debian's Chromium: upload → synthesize at ε → compare → risk → R-U map → download."""
 
-import io
+import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -39,8 +40,14 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
         page.get_by_test_id("stDownloadButton").filter(has_text="Download synthetic CSV").get_by_role("button").click()
     out = pd.read_csv(dl.value.path())
     assert list(out.columns) == list(src.columns)
-    assert len(out) == len(src)
-    assert dl.value.suggested_filename.endswith("-independent-eps2-seed2026.csv")
+    assert dl.value.suggested_filename == "my penguins-independent-eps2-seed2026.csv"
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download ledger").get_by_role("button").click()
+    assert dl.value.suggested_filename == "my penguins-independent-eps2-seed2026.ledger.json"
+    ledger = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
+    # The row count was not declared, so it is a noisy count; the companion ledger says how many.
+    assert ledger["n_rows"] == len(out) and ledger["epsilon_total"] == 2.0
+    assert ledger["is_dp"] is False and "data-derived" in ledger["dp_label"]
 
     go(page, "Compare")
     page.locator(".js-plotly-plot").first.wait_for()
