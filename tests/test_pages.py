@@ -125,3 +125,20 @@ def test_ru_map_sweep_and_point_loads_synthesis(at):
     assert {"original", "bootstrap", "cart"} <= set(table["method"])
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["xaxis"]["title"]["text"].endswith("(risk)")
+
+
+def test_user_text_reaches_markdown_only_escaped(at):
+    link, tag = "[click](http://example.invalid)", "<img src=x onerror=alert(1)>"
+    df = pd.DataFrame({link: [1.5, 2.5, 3.5] * 10, tag: list("xyz") * 10})
+    at.file_uploader(key="uploader").set_value(("<b>name</b>.csv", _csv(df), "text/csv")).run()
+    _no_errors(at)
+    texts = [e.value for e in [*at.markdown, *at.warning, *at.subheader, *at.caption, *at.error, *at.success]]
+    for raw in (link, tag, "<b>name</b>"):
+        assert not any(raw in t for t in texts), raw
+    # ...but the names are there, escaped, so Markdown shows them literally.
+    assert any(r"\[click\]\(http://example\.invalid\)" in t for t in texts)
+    for page in PAGES[1:4]:
+        at.switch_page(page).run()
+        _no_errors(at)
+        texts = [e.value for e in [*at.markdown, *at.warning, *at.subheader, *at.caption, *at.success]]
+        assert not any(link in t or tag in t for t in texts), page

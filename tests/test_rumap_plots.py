@@ -1,0 +1,111 @@
+"""The R-U sweep and the plot builders."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.io as pio
+import pytest
+
+import dpsynth_core as core
+from dpsynth_core import plots
+from dpsynth_core.rumap import RISK_COLUMNS, UTILITY_COLUMNS, point_seed, score
+
+
+@pytest.fixture(scope="module")
+def penguins():
+    return core.load_bundled("penguins")
+
+
+@pytest.fixture(scope="module")
+def sweep(penguins):
+    df, schema = penguins
+    return core.ru_map(df, ["independent", "cart"], [0.5, 4.0], reps=2, seed=11, schema=schema)
+
+
+def test_one_row_per_method_epsilon_rep_plus_references(sweep):
+    # independent: 2 ε × 2 reps; cart (not DP): 2 reps with ε NaN; bootstrap: 2 reps; original: 1.
+    counts = sweep.groupby("method").size().to_dict()
+    assert counts == {"independent": 4, "cart": 2, "bootstrap": 2, "original": 1}
+    dp = sweep[sweep.method == "independent"]
+    assert sorted(zip(dp.epsilon, dp.rep)) == [(0.5, 0), (0.5, 1), (4.0, 0), (4.0, 1)]
+    assert sweep[sweep.method != "independent"]["epsilon"].isna().all()
+    assert list(sweep.columns[:7]) == ["method", "label", "is_dp", "epsilon", "rep", "seed", "reference"]
+    assert set(UTILITY_COLUMNS + RISK_COLUMNS) <= set(sweep.columns)
+    assert sweep.loc[sweep.method == "independent", "is_dp"].all()
+    assert not sweep.loc[sweep.method != "independent", "is_dp"].any()
+
+
+def test_each_point_is_reproducible_from_its_seed(sweep, penguins):
+    df, schema = penguins
+    row = sweep[(sweep.method == "independent") & (sweep.epsilon == 4.0) & (sweep.rep == 1)].iloc[0]
+    assert row.seed == point_seed(11, "independent", 4.0, 1)
+    again = core.synthesize(df, "independent", epsilon=4.0, schema=schema, seed=int(row.seed))
+    expected = score(df, again.data, schema=again.schema, seed=int(row.seed))
+    for k, v in expected.items():
+        assert row[k] == pytest.approx(v, rel=1e-12), k
+
+
+def test_scores_against_independent_computations(sweep, penguins):
+    df, schema = penguins
+    original = sweep[sweep.method == "original"].iloc[0]
+    # The data against itself: every row copied, every distance zero, nothing to tell apart.
+    assert original.exact_copy_share == 1.0 and original.dcr_median == 0.0
+    assert original.ks_mean == 0.0 and original.auc == pytest.approx(0.5)
+    # A bootstrap sample holds about 1 − (1 − 1/n)^n ≈ 63% of the distinct rows;
+    # with 342 distinct rows among 344 the share of real rows copied is ≈ 0.632 ± 3·0.026.
+    boot = sweep[sweep.method == "bootstrap"]
+    assert np.all(np.abs(boot.exact_copy_share - (1 - (1 - 1 / 344) ** 344)) < 0.08)
+    # Independent marginals never copy a record: numeric values are drawn inside bins.
+    assert (sweep.loc[sweep.method == "independent", "exact_copy_share"] == 0).all()
+
+
+def test_seed_point_depends_only_on_its_own_coordinates():
+    assert point_seed(1, "independent", 1.0, 0) == point_seed(1, "independent", 1.0, 0)
+    assert len({point_seed(1, m, e, r) for m in ("independent", "cart") for e in (0.1, 1.0) for r in (0, 1)}) == 8
+    assert point_seed(1, "cart", math.nan, 0) == point_seed(1, "cart", math.nan, 0)
+
+
+def test_bad_arguments_are_refused(penguins):
+    df, schema = penguins
+    with pytest.raises(ValueError, match="unknown methods"):
+        core.ru_map(df, ["nope"], [1.0], schema=schema)
+    with pytest.raises(ValueError, match="reps"):
+        core.ru_map(df, ["independent"], [1.0], reps=0, schema=schema)
+
+
+@pytest.mark.parametrize("text,expected", [("0.1, 1,10", [0.1, 1.0, 10.0]), ("3;1; 1", [1.0, 3.0])])
+def test_parse_epsilon_grid(text, expected):
+    assert core.parse_epsilon_grid(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "a, 1", "0.001", "1000"])
+def test_parse_epsilon_grid_refuses(text):
+    with pytest.raises(ValueError):
+        core.parse_epsilon_grid(text)
+
+
+def test_ru_figure_orients_axes_and_carries_point_ids(sweep):
+    fig = plots.ru_figure(sweep, "exact_copy_share", "pmse_ratio")
+    names = [t.name for t in fig.data]
+    assert names[0] == "Original data (not DP)" and "Bootstrap (not DP)" in names
+    # pMSE ratio: lower is better, so the axis is reversed to put better up.
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.autorange is None
+    ind = fig.data[names.index("Independent noisy marginals")]
+    # Mean of the two replicates at each ε, in ε order.
+    part = sweep[sweep.method == "independent"]
+    assert list(ind.y) == pytest.approx(list(part.groupby("epsilon")["pmse_ratio"].mean()))
+    assert [row[0] for row in ind.customdata] == ["independent", "independent"]
+    assert [float(row[1]) for row in ind.customdata] == [0.5, 4.0]
+
+
+def test_user_text_is_never_html_in_figures():
+    evil = "<b onmouseover=alert(1)>x</b>"
+    real = pd.DataFrame({evil: ["<i>a</i>", "b", "b"]})
+    hist = core.histogram_data(real, real, evil, categorical=True)
+    fig = plots.histogram_figure(hist, evil)
+    text = pio.to_json(fig)
+    assert "<b onmouseover" not in text and "<i>a</i>" not in text
+    assert "&lt;b onmouseover=alert(1)&gt;x&lt;/b&gt;" in json.loads(text)["layout"]["title"]["text"]
+    assert "&lt;i&gt;a&lt;/i&gt;" in [str(x) for x in fig.data[0].x]
