@@ -106,6 +106,23 @@ def current_synthesis() -> core.Synthesis:
                       cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns)
 
 
+def synthesis_or_stop() -> core.Synthesis:
+    """The current synthesis; if the core refuses it, its sentence and an end to the page."""
+    try:
+        return current_synthesis()
+    except (core.DataError, core.MethodRefused, ValueError) as err:
+        show_error(str(err))
+        st.stop()
+
+
+def show_statement(ledger: dict) -> None:
+    """The ledger's plain-words privacy statement: green only when the run is DP."""
+    if ledger["is_dp"]:
+        st.success(ledger["statement"])
+    else:
+        st.warning(plain(ledger["statement"]), icon="⚠️")
+
+
 @st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
 def propensity(key: str, _real: pd.DataFrame, _synth: pd.DataFrame, seed: int):
     return core.propensity_metrics(_real, _synth, interactions=True, seed=seed,

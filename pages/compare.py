@@ -7,11 +7,7 @@ from app_state import core, plain
 
 st.title("Compare")
 ds, cfg = app_state.dataset(), app_state.config()
-try:
-    result = app_state.current_synthesis()
-except (core.DataError, core.MethodRefused, ValueError) as err:
-    app_state.show_error(str(err))
-    st.stop()
+result = app_state.synthesis_or_stop()
 
 real, synth = ds.df[ds.schema.used], result.data[ds.schema.used]
 st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}: "

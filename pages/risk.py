@@ -3,22 +3,15 @@
 import streamlit as st
 
 import app_state
-from app_state import core, plain
+from app_state import core
 
 st.title("Risk")
 ds, cfg = app_state.dataset(), app_state.config()
-try:
-    result = app_state.current_synthesis()
-except (core.DataError, core.MethodRefused, ValueError) as err:
-    app_state.show_error(str(err))
-    st.stop()
+result = app_state.synthesis_or_stop()
 ledger = result.ledger
 
 st.subheader("Formal guarantee")
-if ledger["is_dp"]:
-    st.success(ledger["statement"])
-else:
-    st.warning(plain(ledger["statement"]), icon="⚠️")
+app_state.show_statement(ledger)
 
 real, synth = ds.df[ds.schema.used], result.data[ds.schema.used]
 st.subheader("Re-identification by matching on key variables")

@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 import app_state
-from app_state import core, plain
+from app_state import core
 
 C = core.constraints
 ds, cfg = app_state.dataset(), app_state.config()
@@ -72,18 +72,11 @@ with right:
                        columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
 
 cfg = app_state.config()
-try:
-    result = app_state.current_synthesis()
-except (core.DataError, core.MethodRefused, ValueError) as err:
-    app_state.show_error(str(err))
-    st.stop()
+result = app_state.synthesis_or_stop()
 
 ledger = result.ledger
 st.subheader("Privacy ledger")
-if ledger["is_dp"]:
-    st.success(ledger["statement"])
-else:
-    st.warning(plain(ledger["statement"]), icon="⚠️")
+app_state.show_statement(ledger)
 if ledger["epsilon_total"] is not None:
     a, b, c = st.columns(3)
     a.metric("ε total", f"{ledger['epsilon_total']:g}")

@@ -1,6 +1,5 @@
 """Page tests with Streamlit's AppTest: each page runs, reads the core, and reacts to widgets."""
 
-import io
 import json
 
 import pandas as pd
