@@ -63,3 +63,6 @@ PROPENSITY_HEADLINE_ROWS = 10_000
 # synthetic rows is not declared (the exact count is not public under
 # add/remove-one neighbours).
 ROW_COUNT_EPSILON_SHARE = 0.05
+
+# Implicates: m synthetic datasets at ε/m each.
+MAX_IMPLICATES = 20

@@ -11,6 +11,7 @@ Every synthesizer has two phases (METHODS.md §2):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import constraints
-from ..errors import DataError
+from ..errors import DataError, MethodRefused
 from ..mechanisms import check_epsilon, geometric_noise
 from ..schema import Schema, infer_schema, merge_declared
 from .encoding import restore_dtypes
@@ -32,7 +33,12 @@ NEIGHBOURING = "add or remove one record (unbounded DP)"
 
 @dataclass(frozen=True)
 class Step:
-    """One mechanism run during a release, for the ledger."""
+    """One mechanism run during a release, for the ledger.
+
+    ``repeats`` counts identical runs on the same records (one per synthetic
+    record for per-record methods): they compose sequentially, so the step
+    costs ``epsilon * repeats``.
+    """
 
     mechanism: str
     target: str
@@ -40,9 +46,21 @@ class Step:
     delta: float = 0.0
     sensitivity: float | None = None
     detail: str = ""
+    repeats: int = 1
+    implicate: int | None = None
+
+    @property
+    def total_epsilon(self) -> float:
+        return self.epsilon * self.repeats
+
+    @property
+    def total_delta(self) -> float:
+        return self.delta * self.repeats
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+        out = {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+        out["epsilon_total"] = self.total_epsilon
+        return out
 
 
 class Synthesizer:
@@ -54,6 +72,15 @@ class Synthesizer:
     description: ClassVar[str]
     #: can condition on kept columns (partial synthesis row for row)
     conditional: ClassVar[bool] = False
+    #: ``epsilon`` is spent once per synthetic record (PeGS, PMI): n_s records cost n_s·ε
+    per_record: ClassVar[bool] = False
+
+    def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
+        """One sentence saying why this method cannot handle the data, or None.
+
+        Called before any work is done (no data is read).
+        """
+        return None
 
     def measure(self, df: pd.DataFrame, schema: Schema, columns: list[str], **params) -> Any:
         raise NotImplementedError
@@ -83,6 +110,12 @@ class Synthesis:
     method: str
     ledger: dict
     schema: Schema = field(repr=False)
+    #: all m implicates (``data`` is the first)
+    implicates: tuple[pd.DataFrame, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.implicates:
+            object.__setattr__(self, "implicates", (self.data,))
 
 
 # -- measurement cache -------------------------------------------------------
@@ -135,6 +168,7 @@ def synthesize(
     n: int | None = None,
     seed: int | np.random.Generator | None = None,
     columns: list[str] | None = None,
+    implicates: int = 1,
     **params: Any,
 ) -> Synthesis:
     """Make a synthetic version of ``df`` with ``method``.
@@ -146,26 +180,38 @@ def synthesize(
     method : str
         A name in :data:`SYNTHESIZERS`.
     epsilon : float, optional
-        Total privacy budget; required by DP methods, ignored by the others.
+        Privacy budget, required by DP methods and ignored by the others. For
+        most methods it is the total; for per-record methods (``per_record``)
+        it is the budget of one synthetic record, and n_s records cost n_s·ε.
     delta : float, default 0
         Accepted for the (ε, δ) methods; pure ε-DP methods spend none.
     schema : Schema or dict, optional
         Public domain of each column. Without it the domain is read off the
         data and the release is labelled not DP.
     n : int, optional
-        Synthetic rows (public); default ``len(df)``, treated as public.
+        Number of synthetic rows, declared public. Without it a DP method
+        releases a noisy count of the data's rows (a share of ε, shown in the
+        ledger); a non-DP method uses ``len(df)``.
     seed : int or numpy.random.Generator, optional
         Same seed, same output; None draws fresh entropy.
     columns : list of str, optional
         Synthesize only these columns and keep the others row for row
         (partial synthesis; the release then contains original values and is
         not DP).
+    implicates : int, default 1
+        Number m of synthetic datasets; each gets 1/m of the budget.
     **params
         Method options (e.g. ``bins`` for methods that discretise).
 
     Returns
     -------
     Synthesis
+        ``data`` is the first implicate; ``implicates`` holds all m.
+
+    Raises
+    ------
+    MethodRefused
+        The method cannot handle this data; the message says why and what to do.
     """
     if method not in SYNTHESIZERS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
@@ -185,6 +231,9 @@ def synthesize(
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     if n is not None and not 1 <= int(n) <= constraints.MAX_SYNTH_ROWS:
         raise ValueError(f"n must be between 1 and {constraints.MAX_SYNTH_ROWS:,}, got {n}")
+    if isinstance(implicates, bool) or not isinstance(implicates, (int, np.integer)) \
+            or not 1 <= implicates <= constraints.MAX_IMPLICATES:
+        raise ValueError(f"implicates must be an integer from 1 to {constraints.MAX_IMPLICATES}, got {implicates!r}")
 
     used = schema.used
     targets = used if columns is None else [c for c in used if c in set(columns)]
@@ -198,24 +247,34 @@ def synthesize(
         raise DataError("No column can be synthesized; mark at least one column as categorical or numeric.")
 
     params = {**getattr(synth, "defaults", {}), **params}
-    rng = make_rng(seed)
     kept = [c for c in used if c not in targets]
+    refusal = synth.refuse(schema, targets, n if n is not None else len(df), **params)
+    if refusal:
+        raise MethodRefused(refusal)
+
+    rng = make_rng(seed)
     n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
-    eps_method = epsilon - sum(s.epsilon for s in count_steps) if synth.is_dp else None
+    eps_each = None
+    if synth.is_dp:
+        # Per-record methods spend ε per record on top of the count; the others share one total.
+        eps_each = (epsilon if synth.per_record else epsilon - sum(s.epsilon for s in count_steps)) / implicates
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
-        values, steps = synth.release(measured, epsilon=eps_method, n=n, rng=rng, keep=df[kept], **params)
+        extra = {"keep": df[kept]}
     else:
         measured = _measured(synth, df, schema, targets, params)
-        values, steps = synth.release(measured, epsilon=eps_method, n=n, rng=rng, **params)
-    values.update({c: df[c].to_numpy() for c in kept})  # conditional methods return only the targets
-    steps = count_steps + steps
+        extra = {}
+    frames, steps = [], list(count_steps)
+    for m in range(implicates):
+        values, part = synth.release(measured, epsilon=eps_each, n=n, rng=rng, **extra, **params)
+        values.update({c: df[c].to_numpy() for c in kept})  # conditional methods return only the targets
+        frames.append(restore_dtypes(values, df, n))
+        steps += [dataclasses.replace(st, implicate=m + 1) for st in part] if implicates > 1 else part
 
-    data = restore_dtypes(values, df, n)
-    ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n,
+    ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n, implicates=implicates,
                           row_count_source=row_count_source, steps=steps,
                           targets=targets, kept=kept, seed=seed, params=params)
-    return Synthesis(data=data, method=method, ledger=ledger, schema=schema)
+    return Synthesis(data=frames[0], method=method, ledger=ledger, schema=schema, implicates=tuple(frames))
 
 
 def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: float | None,
@@ -241,7 +300,7 @@ def _missing_epsilon(method: str):
     raise ValueError(f"method {method!r} is differentially private and needs epsilon > 0")
 
 
-def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_count_source,
+def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, implicates, row_count_source,
                  steps: list[Step], targets: list[str], kept: list[str], seed, params: dict) -> dict:
     """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready."""
     derived = [c for c in targets if schema[c].derived]
@@ -253,10 +312,10 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_c
     if kept:
         reasons.append("partial synthesis releases original values of " + ", ".join(kept))
     is_dp = not reasons
-    spent = sum(s.epsilon for s in steps)
-    delta_spent = sum(s.delta for s in steps)
-    if synth.is_dp and epsilon is not None and not math.isclose(spent, epsilon, rel_tol=1e-9):
-        raise AssertionError(f"ledger steps spend ε={spent}, expected {epsilon}")  # a bug, never user error
+    total = math.fsum(s.total_epsilon for s in steps) if synth.is_dp else None
+    delta_spent = math.fsum(s.total_delta for s in steps)
+    if synth.is_dp and not synth.per_record and not math.isclose(total, epsilon, rel_tol=1e-9):
+        raise AssertionError(f"ledger steps spend ε={total}, expected {epsilon}")  # a bug, never user error
 
     public_columns = {}
     for c in targets:
@@ -266,21 +325,32 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, row_c
         public_columns[c] = {"kind": col.kind, **domain,
                              "source": "read off the data (not public)" if col.derived else "declared public"}
     if is_dp:
-        label = f"ε-DP with ε = {epsilon:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {epsilon:g}, δ = {delta_spent:g}"
+        label = f"ε-DP with ε = {total:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {total:g}, δ = {delta_spent:g}"
+        if synth.per_record:
+            label += f" (ε = {epsilon:g} per synthetic record, {n:,} records)"
     else:
         label = "not DP (" + "; ".join(reasons) + ")"
+    composition = "none"
+    if steps:
+        composition = "sequential: the total is the sum of the steps' ε (each step's ε × its repeats)"
+        if implicates > 1:
+            composition += f"; {implicates} implicates at 1/{implicates} of the budget each"
     ledger = {
         "method": synth.name,
         "label": synth.label,
         "is_dp": is_dp,
         "dp_label": label,
         "not_dp_reasons": reasons,
-        "epsilon_total": float(epsilon) if synth.is_dp else None,
+        "epsilon_total": total,
+        "epsilon_requested": float(epsilon) if synth.is_dp else None,
+        "epsilon_per_record": float(epsilon) if synth.per_record and synth.is_dp else None,
+        "epsilon_per_implicate": (float(epsilon) / implicates) if synth.is_dp else None,
+        "implicates": implicates,
         "delta": float(delta_spent),
         "delta_requested": float(delta),
-        "exp_epsilon": float(math.exp(epsilon)) if synth.is_dp and epsilon < 700 else None,
+        "exp_epsilon": float(math.exp(total)) if total is not None and total < 700 else None,
         "neighbouring": NEIGHBOURING,
-        "composition": "sequential: the total is the sum of the steps' ε" if steps else "none",
+        "composition": composition,
         "steps": [s.to_dict() for s in steps],
         "public": {
             "row_count": {"value": n, "source": row_count_source},
@@ -315,9 +385,14 @@ def privacy_statement(ledger: dict) -> str:
 
 def ledger_steps_table(ledger: dict) -> pd.DataFrame:
     """The ledger's mechanism steps as a table, plus a row with the composed total."""
-    steps = pd.DataFrame(ledger["steps"], columns=["mechanism", "target", "epsilon", "delta", "sensitivity"])
+    cols = ["implicate", "mechanism", "target", "epsilon", "repeats", "epsilon_total", "delta", "sensitivity"]
+    steps = pd.DataFrame(ledger["steps"]).reindex(columns=cols)
+    if ledger.get("implicates", 1) == 1:
+        steps = steps.drop(columns="implicate")
+    if steps["repeats"].fillna(1).eq(1).all():
+        steps = steps.drop(columns=["repeats", "epsilon_total"])
     if len(steps):
         total = {"mechanism": "total (sequential composition)", "target": "",
-                 "epsilon": steps["epsilon"].sum(), "delta": steps["delta"].sum(), "sensitivity": None}
+                 "epsilon": ledger["epsilon_total"], "delta": ledger["delta"]}
         steps = pd.concat([steps, pd.DataFrame([total])], ignore_index=True)
     return steps
