@@ -38,6 +38,7 @@ class SynthConfig:
     seed: int = 2026
     n: int | None = None
     columns: tuple[str, ...] | None = None  # None: all modelled columns
+    holdout: float = 0.0  # share of rows kept away from the synthesizer, for holdout-based risk
 
 
 def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str) -> Dataset:
@@ -91,9 +92,15 @@ def set_config(**changes) -> None:
     st.session_state["synth_config"] = SynthConfig(**{**cfg.__dict__, **changes})
 
 
+def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(rows the synthesizer sees, held-out rows or None), fixed per dataset so ε and seed can move."""
+    ds, cfg = dataset(), config()
+    return core.rumap.split_holdout(ds.df, cfg.holdout, seed=int(ds.fingerprint[:8], 16))
+
+
 @st.cache_data(show_spinner="Synthesizing…", max_entries=64)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: str, epsilon: float,
-               delta: float, seed: int, n: int | None, columns: tuple | None) -> core.Synthesis:
+               delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float) -> core.Synthesis:
     schema = core.Schema.from_dict(json.loads(schema_json))
     return core.synthesize(_df, method, epsilon=epsilon, delta=delta, schema=schema, n=n, seed=seed,
                            columns=list(columns) if columns is not None else None)
@@ -102,8 +109,9 @@ def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: st
 def current_synthesis() -> core.Synthesis:
     """The synthesis for the session's dataset and settings (cached)."""
     ds, cfg = dataset(), config()
-    return _synthesis(ds.fingerprint, ds.df, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
-                      cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns)
+    train, _ = split()
+    return _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
+                      cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout)
 
 
 def synthesis_or_stop() -> core.Synthesis:

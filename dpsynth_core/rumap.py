@@ -10,44 +10,17 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import constraints
-from .metric_info import METRICS
+from .scoring import SCORERS, register_scorer
 from .risk import exact_copy_share, gower_dcr, membership_inference
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
 from .utility import ks_statistic, propensity_metrics
-
-@dataclass(frozen=True)
-class Scorer:
-    """One measure the sweep can report: ``fn(real, synth, *, schema, seed, holdout, shared)`` → float.
-
-    ``real`` is the data the synthesizer saw; ``holdout`` the rows kept
-    out of it (None unless the sweep holds rows out). A scorer that needs the
-    holdout returns NaN without it.
-    """
-
-    name: str
-    fn: Callable[..., float]
-    needs_holdout: bool = False
-
-    @property
-    def kind(self) -> str:
-        return METRICS[self.name].kind
-
-
-SCORERS: dict[str, Scorer] = {}
-
-
-def register_scorer(name: str, fn: Callable[..., float], *, needs_holdout: bool = False) -> None:
-    """Offer metric ``name`` (described in METRICS) on the R-U map."""
-    SCORERS[name] = Scorer(name, fn, needs_holdout)
-
 
 def _propensity(real, synth, *, seed, shared, **_):
     if "propensity" not in shared:

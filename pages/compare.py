@@ -9,7 +9,7 @@ st.title("Compare")
 ds, cfg = app_state.dataset(), app_state.config()
 result = app_state.synthesis_or_stop()
 
-real, synth = ds.df[ds.schema.used], result.data[ds.schema.used]
+real, synth = app_state.split()[0][ds.schema.used], result.data[ds.schema.used]
 st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}: "
            f"{len(real):,} real rows vs {len(synth):,} synthetic rows.")
 

@@ -13,7 +13,7 @@ ledger = result.ledger
 st.subheader("Formal guarantee")
 app_state.show_statement(ledger)
 
-real, synth = ds.df[ds.schema.used], result.data[ds.schema.used]
+real, synth = app_state.split()[0][ds.schema.used], result.data[ds.schema.used]
 st.subheader("Re-identification by matching on key variables")
 keys = st.multiselect("Key variables", ds.schema.used, default=list(ds.schema.keys), key="risk_keys")
 if ledger["kept_columns"]:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .metric_info import METRICS
+from ..metric_info import METRICS
 
 REAL_COLOUR = "#1f77b4"
 SYNTH_COLOUR = "#ff7f0e"

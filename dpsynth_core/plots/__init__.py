@@ -1,0 +1,11 @@
+"""Plotly figure builders: each takes data computed elsewhere in the core and returns a figure.
+
+Grouped by concern: :mod:`.base` (shared helpers, distributions, the R-U
+map), :mod:`.utility` (Compare page), :mod:`.risk` (Risk page).
+"""
+
+from .base import (REAL_COLOUR, SYNTH_COLOUR, ci_forest_figure, dcr_figure, ecdf_figure, esc, histogram_figure,
+                   ru_figure)
+
+__all__ = ["REAL_COLOUR", "SYNTH_COLOUR", "ci_forest_figure", "dcr_figure", "ecdf_figure", "esc",
+           "histogram_figure", "ru_figure"]
