@@ -39,6 +39,7 @@ class SynthConfig:
     n: int | None = None
     columns: tuple[str, ...] | None = None  # None: all modelled columns
     holdout: float = 0.0  # share of rows kept away from the synthesizer, for holdout-based risk
+    implicates: int = 1
 
 
 def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str) -> Dataset:
@@ -100,10 +101,11 @@ def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
 
 @st.cache_data(show_spinner="Synthesizing…", max_entries=64)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: str, epsilon: float,
-               delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float) -> core.Synthesis:
+               delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float,
+               implicates: int) -> core.Synthesis:
     schema = core.Schema.from_dict(json.loads(schema_json))
     return core.synthesize(_df, method, epsilon=epsilon, delta=delta, schema=schema, n=n, seed=seed,
-                           columns=list(columns) if columns is not None else None)
+                           columns=list(columns) if columns is not None else None, implicates=implicates)
 
 
 def current_synthesis() -> core.Synthesis:
@@ -111,7 +113,7 @@ def current_synthesis() -> core.Synthesis:
     ds, cfg = dataset(), config()
     train, _ = split()
     return _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
-                      cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout)
+                      cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout, cfg.implicates)
 
 
 def synthesis_or_stop() -> core.Synthesis:

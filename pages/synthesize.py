@@ -1,6 +1,5 @@
 """Synthesize: method, ε, seed and rows; the ledger in words; the download."""
 
-import json
 import math
 
 import streamlit as st
@@ -43,6 +42,7 @@ _init("seed", cfg.seed)
 _init("n_declared", cfg.n is not None)
 _init("n_rows", cfg.n or len(ds.df))
 _init("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used)
+_init("implicates", cfg.implicates)
 
 left, right = st.columns([2, 1])
 with left:
@@ -52,10 +52,12 @@ with left:
         on_change=lambda: app_state.set_config(method=ss["method"]),
     )
     st.caption(core.SYNTHESIZERS[ss["method"]].description)
-    is_dp_method = core.SYNTHESIZERS[ss["method"]].is_dp
-    st.select_slider("Privacy budget ε (log scale)", options=C.EPSILON_STEPS, key="eps_slider",
+    chosen = core.SYNTHESIZERS[ss["method"]]
+    is_dp_method = chosen.is_dp
+    unit = " per synthetic record" if chosen.per_record else ""
+    st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS, key="eps_slider",
                      on_change=_on_slider, disabled=not is_dp_method)
-    st.number_input("ε, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX, key="eps_input",
+    st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX, key="eps_input",
                     format="%.4g", on_change=_on_input, disabled=not is_dp_method)
 with right:
     st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, key="seed",
@@ -67,6 +69,8 @@ with right:
     st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1, key="n_rows",
                     disabled=not ss["n_declared"],
                     on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
+    st.number_input("Implicates (m datasets, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
+                    key="implicates", on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
     st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used, key="synth_columns",
                    on_change=lambda: app_state.set_config(
                        columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
@@ -79,7 +83,10 @@ st.subheader("Privacy ledger")
 app_state.show_statement(ledger)
 if ledger["epsilon_total"] is not None:
     a, b, c = st.columns(3)
-    a.metric("ε total", f"{ledger['epsilon_total']:g}")
+    a.metric("ε total", f"{ledger['epsilon_total']:g}",
+             help=None if ledger["epsilon_per_record"] is None else
+             f"ε = {ledger['epsilon_per_record']:g} per synthetic record × {ledger['n_rows']:,} records "
+             "(sequential composition), plus the row count if it was not declared.")
     b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
     c.metric("δ", f"{ledger['delta']:g}")
 if ledger["steps"]:
@@ -91,9 +98,14 @@ st.caption(
 
 st.subheader("Synthetic data")
 st.dataframe(result.data.head(200), height=260)
-stem = f"{ds.name.rsplit('.', 1)[0]}-{cfg.method}-eps{cfg.epsilon:g}-seed{cfg.seed}"
+stem = core.release.file_stem(ds.name, ledger)
+files = core.release.release_files(result, stem)
 d1, d2 = st.columns(2)
-d1.download_button("Download synthetic CSV", core.to_csv_bytes(result.data), file_name=f"{stem}.csv",
-                   mime="text/csv", key="download_csv")
-d2.download_button("Download ledger (JSON)", json.dumps(ledger, indent=2, ensure_ascii=False).encode("utf-8"),
-                   file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger")
+if len(result.implicates) == 1:
+    d1.download_button("Download synthetic CSV", files[f"{stem}.csv"], file_name=f"{stem}.csv",
+                       mime="text/csv", key="download_csv")
+else:
+    d1.download_button(f"Download {len(result.implicates)} implicates (zip)", core.release.zip_bytes(files),
+                       file_name=f"{stem}.zip", mime="application/zip", key="download_csv")
+d2.download_button("Download ledger (JSON)", files[f"{stem}.ledger.json"], file_name=f"{stem}.ledger.json",
+                   mime="application/json", key="download_ledger")
