@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import constraints
+from .metric_info import METRICS
 from .scoring import SCORERS, register_scorer
 from .risk import exact_copy_share, gower_dcr, membership_inference
 from .schema import Schema
@@ -174,3 +175,69 @@ def metric_options(kind: str) -> list[str]:
     """Measures of ``kind`` ("utility" or "risk") the sweep can report, defaults first."""
     defaults = UTILITY_COLUMNS if kind == "utility" else RISK_COLUMNS
     return [*defaults, *sorted(n for n, sc in SCORERS.items() if sc.kind == kind and n not in defaults)]
+
+
+def summarise(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """Mean and standard deviation of measures ``x`` and ``y`` over replicates, per (method, ε).
+
+    Columns: ``method``, ``label``, ``epsilon`` (NaN for methods without ε),
+    ``x``, ``y``, ``x_sd``, ``y_sd``, ``seed`` (of the first replicate),
+    ``is_dp``, ``reference``, ``reps``, and ``pareto`` (on the frontier).
+    """
+    keys = ["method", "label", "epsilon"]
+    g = points.assign(epsilon=points["epsilon"].fillna(-1.0)).groupby(keys, sort=False)
+    out = g.agg(x=(x, "mean"), y=(y, "mean"), x_sd=(x, "std"), y_sd=(y, "std"), seed=("seed", "first"),
+                is_dp=("is_dp", "first"), reference=("reference", "first"), reps=("rep", "count")).reset_index()
+    out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0, np.nan)
+    out["pareto"] = pareto_mask(out["x"].to_numpy(float), out["y"].to_numpy(float), x, y)
+    return out
+
+
+def _loss(values: np.ndarray, metric: str, kind: str) -> np.ndarray:
+    """Values turned so that smaller is better (less risk, more utility)."""
+    info = METRICS.get(metric)
+    if info is None:
+        return values if kind == "risk" else -values
+    if info.goal == "target":
+        return np.abs(values - info.best)
+    return -values if info.goal == "maximize" else values
+
+
+def pareto_mask(x: np.ndarray, y: np.ndarray, x_metric: str, y_metric: str) -> np.ndarray:
+    """True for points no other point beats on both risk (x) and utility (y).
+
+    A point is dominated when another is at least as good on both measures
+    and strictly better on one; "better" follows each metric's goal.
+    """
+    rx, uy = _loss(np.asarray(x, float), x_metric, "risk"), _loss(np.asarray(y, float), y_metric, "utility")
+    ok = ~(np.isnan(rx) | np.isnan(uy))
+    a, b = rx[:, None], uy[:, None]
+    dominated = ((rx[None, :] <= a) & (uy[None, :] <= b) & ((rx[None, :] < a) | (uy[None, :] < b)) & ok[None, :])
+    return ok & ~dominated.any(axis=1)
+
+
+def reaches(value: float, threshold: float, metric: str) -> bool:
+    """Whether a utility ``value`` is at least as good as ``threshold`` for ``metric``."""
+    return bool(_loss(np.array([value]), metric, "utility")[0] <= _loss(np.array([threshold]), metric, "utility")[0])
+
+
+def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold: float, risk: str) -> dict | None:
+    """The steward's question: the smallest ε at which ``method`` reaches ``threshold``, and its risk there.
+
+    Works on the means over replicates. Returns None when no ε of the grid
+    reaches the threshold, else a dict with ``epsilon``, ``utility``,
+    ``risk`` and ``sentence``.
+    """
+    s = summarise(points[points["method"] == method], risk, utility).dropna(subset=["epsilon"])
+    s = s.sort_values("epsilon")
+    hit = [i for i, v in zip(s.index, s["y"]) if reaches(v, threshold, utility)]
+    label = SYNTHESIZERS[method].label if method in SYNTHESIZERS else method
+    ulabel, rlabel = (METRICS[m].label if m in METRICS else m for m in (utility, risk))
+    if not hit:
+        top = s["epsilon"].max() if len(s) else float("nan")
+        return {"epsilon": None, "utility": None, "risk": None,
+                "sentence": f"{label} does not reach {ulabel} {threshold:g} at any ε up to {top:g} in this sweep."}
+    row = s.loc[hit[0]]
+    return {"epsilon": float(row["epsilon"]), "utility": float(row["y"]), "risk": float(row["x"]),
+            "sentence": (f"The smallest ε at which {label} reaches {ulabel} {threshold:g} is {row['epsilon']:g} "
+                         f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}.")}

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..metric_info import METRICS
+from ..rumap import summarise
 
 REAL_COLOUR = "#1f77b4"
 SYNTH_COLOUR = "#ff7f0e"
@@ -98,11 +99,7 @@ def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
     marker's ``customdata`` is ``[method, epsilon, seed]`` of one replicate
     (the first), so a selection can load that synthesis.
     """
-    keys = ["method", "label", "epsilon"]
-    g = points.assign(epsilon=points["epsilon"].fillna(-1.0)).groupby(keys, sort=False)
-    summary = g.agg(x=(x, "mean"), y=(y, "mean"), x_sd=(x, "std"), y_sd=(y, "std"), seed=("seed", "first"),
-                    is_dp=("is_dp", "first"), reference=("reference", "first"), reps=("rep", "count")).reset_index()
-    summary["epsilon"] = summary["epsilon"].where(summary["epsilon"] >= 0, np.nan)
+    summary = summarise(points, x, y)
     xl = METRICS[x].label if x in METRICS else x
     yl = METRICS[y].label if y in METRICS else y
     fig = go.Figure()
@@ -125,6 +122,10 @@ def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
                        for t, a, b in zip(eps_text, part["x"], part["y"])],
             hoverinfo="text",
         ))
+    front = summary[summary["pareto"]].sort_values("x")
+    if len(front) > 1:
+        fig.add_trace(go.Scatter(x=front["x"], y=front["y"], name="Pareto frontier", mode="lines",
+                                 line=dict(color="grey", dash="dash", width=1), hoverinfo="skip"))
     _layout(fig, "Risk–utility map", f"{esc(xl)} (risk)", f"{esc(yl)} (utility)")
     if _axis_reversed(x):
         fig.update_xaxes(autorange="reversed")

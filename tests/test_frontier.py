@@ -1,0 +1,60 @@
+"""The Pareto frontier and the steward's "smallest ε" answer on constructed sweeps."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth_core.rumap import pareto_mask, reaches, smallest_epsilon, summarise
+
+
+def _sweep(rows):
+    df = pd.DataFrame(rows, columns=["method", "epsilon", "rep", "exact_copy_share", "ks_mean", "pmse_ratio"])
+    return df.assign(label=df["method"], seed=0, is_dp=True, reference=False)
+
+
+def test_pareto_mask_follows_each_metrics_goal():
+    # risk exact_copy_share (minimise), utility ks_mean (minimise).
+    x = np.array([0.0, 0.1, 0.1, 0.5, 0.05])
+    y = np.array([0.30, 0.10, 0.20, 0.05, 0.30])
+    # point 2 is beaten by 1 (same risk, lower KS); point 4 by 0 (less risk, same KS).
+    assert pareto_mask(x, y, "exact_copy_share", "ks_mean").tolist() == [True, True, False, True, False]
+    # dcr_median is a risk measure where larger is safer: the orientation flips, and point 3
+    # (largest distance 0.5, lowest KS 0.05) now beats every other point on both.
+    assert pareto_mask(x, y, "dcr_median", "ks_mean").tolist() == [False, False, False, True, False]
+
+
+def test_pareto_ignores_missing_values():
+    assert pareto_mask(np.array([0.1, np.nan]), np.array([0.2, 0.0]), "exact_copy_share", "ks_mean").tolist() == [
+        True, False]
+
+
+def test_reaches_by_goal():
+    assert reaches(0.04, 0.05, "ks_mean") and not reaches(0.06, 0.05, "ks_mean")   # minimise
+    assert reaches(1.2, 1.5, "pmse_ratio") and reaches(0.9, 1.5, "pmse_ratio")     # target 1: |0.1| ≤ |0.5|
+    assert not reaches(2.0, 1.5, "pmse_ratio")
+
+
+def test_smallest_epsilon_on_a_constructed_sweep():
+    rows = []
+    # ks_mean means over two replicates: ε=0.1 → 0.30, ε=1 → 0.09, ε=10 → 0.02.
+    for eps, ks, risk in [(0.1, (0.28, 0.32), 0.0), (1.0, (0.08, 0.10), 0.01), (10.0, (0.01, 0.03), 0.2)]:
+        for rep, k in enumerate(ks):
+            rows.append(("independent", eps, rep, risk, k, 1.0))
+    sweep = _sweep(rows)
+    ans = smallest_epsilon(sweep, "independent", "ks_mean", 0.1, "exact_copy_share")
+    assert ans["epsilon"] == 1.0 and ans["utility"] == pytest.approx(0.09) and ans["risk"] == pytest.approx(0.01)
+    assert ans["sentence"] == ("The smallest ε at which Independent noisy marginals reaches Mean KS 0.1 is 1 (Mean KS 0.09); "
+                               "its risk there: Exact copies 0.01.")
+    strict = smallest_epsilon(sweep, "independent", "ks_mean", 0.01, "exact_copy_share")
+    assert strict["epsilon"] is None and "does not reach" in strict["sentence"] and "up to 10" in strict["sentence"]
+
+
+def test_summarise_means_and_sd_over_replicates():
+    sweep = _sweep([("a", 1.0, 0, 0.1, 0.2, 1.0), ("a", 1.0, 1, 0.3, 0.4, 1.0), ("b", math.nan, 0, 0.5, 0.6, 1.0)])
+    s = summarise(sweep, "exact_copy_share", "ks_mean")
+    a = s[s.method == "a"].iloc[0]
+    assert a.x == pytest.approx(0.2) and a.y == pytest.approx(0.3)
+    assert a.x_sd == pytest.approx(np.std([0.1, 0.3], ddof=1)) and a.reps == 2
+    assert math.isnan(s[s.method == "b"].iloc[0].epsilon)
