@@ -3,6 +3,7 @@
 import streamlit as st
 
 import app_state
+from app_state import core, plain
 
 st.set_page_config(page_title="dpsynth", layout="wide")
 app_state.init_session()
@@ -13,17 +14,36 @@ pages = [
     st.Page("pages/compare.py", title="Compare"),
     st.Page("pages/risk.py", title="Risk"),
     st.Page("pages/ru_map.py", title="R-U map"),
+    st.Page("pages/learn.py", title="Learn"),
 ]
 page = st.navigation(pages)
 
 with st.sidebar:
+    # The mode lives under its own key: a widget's key is dropped on runs that don't draw it.
+    st.session_state.setdefault("mode_choice", st.session_state["mode"])
+    st.radio("Mode", ["teaching", "release"], key="mode_choice", horizontal=True,
+             on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
+             help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "
+                  "synthesis once, with a fresh seed, and download the release package.")
     ds, cfg = app_state.dataset(), app_state.config()
     st.caption("Dataset")
     st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
     if not ds.schema.is_public:
         st.caption("Some bounds or categories are read off the data: no synthesis of it is DP.")
     st.caption("Synthesis")
-    label = app_state.core.SYNTHESIZERS[cfg.method].label
-    st.text(f"{label}\nε = {cfg.epsilon:g} · seed {cfg.seed}")
+    st.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · seed {cfg.seed}")
+    st.caption("This session's use of the data")
+    spending = st.empty()  # filled after the page has run, so it counts this run's synthesis
 
-page.run()
+for note in st.session_state.pop("link_notes", []):
+    st.info(plain(note[0].upper() + note[1:] + "."))
+if st.session_state["mode"] == "teaching":
+    st.info("**Teaching mode — exploration, not a release.** Results here are computed on the confidential "
+            "data; choosing ε by looking at them is itself a use of the data that no DP guarantee covers. "
+            "Switch to release mode in the sidebar for the final synthesis.")
+app_state.write_link()
+try:
+    page.run()
+finally:
+    runs, spent = core.report.session_total(st.session_state["session_log"], ds.fingerprint)
+    spending.text(f"{runs} DP synthesis(es), ε = {spent:g} in all")

@@ -52,10 +52,48 @@ def _bundled(name: str):
 
 
 def init_session() -> None:
-    """Open on the penguins with nothing uploaded."""
-    if "dataset" not in st.session_state:
+    """Open on the penguins with nothing uploaded, or on what a shared link asks for."""
+    ss = st.session_state
+    if "dataset" not in ss:
         set_bundled("penguins")
-    st.session_state.setdefault("synth_config", SynthConfig())
+        _read_link()
+    ss.setdefault("synth_config", SynthConfig())
+    ss.setdefault("session_log", [])
+    ss.setdefault("mode", "teaching")
+
+
+def _read_link() -> None:
+    """Apply settings from the URL's query parameters once, at the session's start."""
+    params = {k: st.query_params[k] for k in st.query_params}
+    if not params:
+        return
+    settings, notes = core.share.parse_config_params(params)
+    token = params.get("data", "")
+    if token.startswith("bundled:") and token[8:] in core.BUNDLED:
+        set_bundled(token[8:])
+        apply_config(settings)
+    elif token.startswith("sha:"):
+        # The data never travels in a link: wait for the user to upload the same file.
+        st.session_state["pending_link"] = (token[4:], settings)
+        notes.append("this link is for an uploaded file: upload the same file on the Data page to restore it")
+    st.session_state["link_notes"] = notes
+
+
+def apply_config(settings: dict) -> None:
+    """Settings from a link, keeping only columns the current schema models."""
+    cols = settings.get("columns")
+    if cols is not None:
+        cols = tuple(c for c in cols if c in dataset().schema.used) or None
+    set_config(**{**settings, "columns": cols} if "columns" in settings else settings)
+
+
+def write_link() -> None:
+    """Keep the URL's query parameters equal to the current settings (never the data)."""
+    ds, cfg = dataset(), config()
+    token = core.share.dataset_token(ds.source, ds.name, ds.fingerprint)
+    params = core.share.config_params(cfg.__dict__, dataset=token)
+    if {k: st.query_params[k] for k in st.query_params} != params:
+        st.query_params.from_dict(params)
 
 
 def set_bundled(name: str) -> None:
@@ -69,6 +107,10 @@ def set_uploaded(name: str, df: pd.DataFrame) -> None:
     st.session_state["dataset"] = _dataset_from(name, df, core.infer_schema(df), "upload")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
+    pending = st.session_state.get("pending_link")
+    if pending and dataset().fingerprint.startswith(pending[0]):
+        apply_config(pending[1])
+        st.session_state.pop("pending_link")
 
 
 def dataset() -> Dataset:
@@ -109,15 +151,49 @@ def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: st
 
 
 def current_synthesis() -> core.Synthesis:
-    """The synthesis for the session's dataset and settings (cached)."""
+    """The synthesis for the session's dataset and settings (cached), logged once per setting."""
     ds, cfg = dataset(), config()
     train, _ = split()
-    return _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
-                      cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout, cfg.implicates)
+    result = _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
+                        cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout, cfg.implicates)
+    log_run(result.ledger, purpose="exploration", key=synth_key())
+    return result
+
+
+def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
+    """Add one synthesis on the current dataset to the session ledger (once per key)."""
+    ss = st.session_state
+    seen = ss.setdefault("session_log_keys", set())
+    if key is not None and key in seen:
+        return
+    if key is not None:
+        seen.add(key)
+    ss.setdefault("session_log", []).append({
+        "fingerprint": dataset().fingerprint, "dataset": dataset().name, "purpose": purpose,
+        "method": ledger["method"], "epsilon_total": ledger["epsilon_total"], "is_dp": ledger["is_dp"],
+        "seed": ledger["seed"], "rows": ledger["n_rows"],
+    })
+
+
+def session_log_table() -> pd.DataFrame:
+    """The session's syntheses on the current dataset."""
+    fp = dataset().fingerprint
+    rows = [e for e in st.session_state.get("session_log", []) if e["fingerprint"] == fp]
+    return pd.DataFrame(rows, columns=["purpose", "method", "epsilon_total", "is_dp", "seed", "rows"])
 
 
 def synthesis_or_stop() -> core.Synthesis:
-    """The current synthesis; if the core refuses it, its sentence and an end to the page."""
+    """The synthesis the pages show: in release mode the release, else the current exploration.
+
+    If the core refuses it, its sentence and an end to the page.
+    """
+    if st.session_state.get("mode") == "release":
+        release = current_release()
+        if release is None:
+            st.info("Release mode: run the release on the Synthesize page first; nothing else is computed "
+                    "on the confidential data until then.")
+            st.stop()
+        return release.synthesis
     try:
         return current_synthesis()
     except (core.DataError, core.MethodRefused, ValueError) as err:
@@ -125,12 +201,65 @@ def synthesis_or_stop() -> core.Synthesis:
         st.stop()
 
 
-def show_statement(ledger: dict) -> None:
-    """The ledger's plain-words privacy statement: green only when the run is DP."""
+def show_statement(ledger: dict, statement: str | None = None) -> None:
+    """The plain-words privacy statement: green only when the run is DP."""
+    text = statement or ledger["statement"]
     if ledger["is_dp"]:
-        st.success(ledger["statement"])
+        st.success(plain(text))
     else:
-        st.warning(plain(ledger["statement"]), icon="⚠️")
+        st.warning(plain(text), icon="⚠️")
+
+
+def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
+    """The privacy ledger in words, figures and a table of its steps."""
+    st.subheader("Privacy ledger")
+    show_statement(ledger, statement)
+    if ledger["epsilon_total"] is not None:
+        a, b, c = st.columns(3)
+        a.metric("ε total", f"{ledger['epsilon_total']:g}",
+                 help=None if ledger["epsilon_per_record"] is None else
+                 f"ε = {ledger['epsilon_per_record']:g} per synthetic record × {ledger['n_rows']:,} records "
+                 "(sequential composition), plus the row count if it was not declared.")
+        b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
+        c.metric("δ", f"{ledger['delta']:g}")
+    if ledger["steps"]:
+        st.dataframe(core.ledger_steps_table(ledger), hide_index=True)
+    st.caption(
+        f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
+        f"({ledger['public']['row_count']['source']})."
+    )
+
+
+@dataclass(frozen=True)
+class Release:
+    """The final synthesis of a dataset, made once in release mode."""
+
+    fingerprint: str
+    synthesis: core.Synthesis
+    statement: str
+    stem: str
+    package: bytes
+
+
+def run_release() -> None:
+    """Synthesize once with a fresh seed, log it, and build the release package."""
+    ds, cfg = dataset(), config()
+    train, _ = split()
+    result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema, n=cfg.n,
+                             seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
+                             implicates=cfg.implicates)
+    log_run(result.ledger, purpose="release")
+    log = st.session_state["session_log"]
+    stem = core.release.file_stem(ds.name, result.ledger) + "-release"
+    package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, real=train,
+                                          synthesis=result, stem=stem, log=log)
+    statement = core.report.release_statement(result.ledger, log, ds.fingerprint)
+    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package)
+
+
+def current_release() -> Release | None:
+    rel = st.session_state.get("release")
+    return rel if rel is not None and rel.fingerprint == dataset().fingerprint else None
 
 
 @st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
@@ -173,3 +302,14 @@ def ru_sweep(key: str, _df, _schema, methods: tuple, epsilons: tuple, reps: int,
     """The R-U sweep; revisiting the same settings costs nothing."""
     return core.ru_map(_df, list(methods), list(epsilons), reps=reps, seed=seed, schema=_schema,
                        progress=_progress)
+
+
+def log_sweep(table: pd.DataFrame) -> None:
+    """Every synthesis of an R-U sweep is a use of the data: log each point once."""
+    base = synth_key()
+    for row in table[table["method"] != "original"].itertuples():
+        eps = None if row.epsilon != row.epsilon else float(row.epsilon)
+        key = json.dumps([base, "sweep", row.method, eps, int(row.seed)])
+        is_dp_method = core.SYNTHESIZERS[row.method].is_dp
+        log_run({"method": row.method, "epsilon_total": eps if is_dp_method else None, "is_dp": bool(row.is_dp),
+                 "seed": int(row.seed), "n_rows": None}, purpose="R-U sweep", key=key)

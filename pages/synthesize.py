@@ -76,27 +76,30 @@ with right:
                        columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
 
 cfg = app_state.config()
+if ss["mode"] == "release":
+    st.subheader("Release")
+    st.markdown(
+        "The release is synthesized **once**, at the settings above, with a **fresh random seed**; every "
+        "synthesis of this dataset in the session is listed below with the ε it spent."
+    )
+    if st.button("Run the release", type="primary", key="run_release"):
+        app_state.run_release()
+    release = app_state.current_release()
+    if release is None:
+        st.info("No release yet for this dataset.")
+    else:
+        app_state.show_ledger(release.synthesis.ledger, statement=release.statement)
+        st.download_button("Download release package (zip: CSV, ledger, report)", release.package,
+                           file_name=f"{release.stem}.release.zip", mime="application/zip", key="download_release")
+    st.subheader("Session ledger")
+    st.dataframe(app_state.session_log_table(), hide_index=True)
+    st.stop()
+
 result = app_state.synthesis_or_stop()
-
 ledger = result.ledger
-st.subheader("Privacy ledger")
-app_state.show_statement(ledger)
-if ledger["epsilon_total"] is not None:
-    a, b, c = st.columns(3)
-    a.metric("ε total", f"{ledger['epsilon_total']:g}",
-             help=None if ledger["epsilon_per_record"] is None else
-             f"ε = {ledger['epsilon_per_record']:g} per synthetic record × {ledger['n_rows']:,} records "
-             "(sequential composition), plus the row count if it was not declared.")
-    b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
-    c.metric("δ", f"{ledger['delta']:g}")
-if ledger["steps"]:
-    st.dataframe(core.ledger_steps_table(ledger), hide_index=True)
-st.caption(
-    f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
-    f"({ledger['public']['row_count']['source']})."
-)
+app_state.show_ledger(ledger)
 
-st.subheader("Synthetic data")
+st.subheader("Synthetic data (exploration, not a release)")
 st.dataframe(result.data.head(200), height=260)
 stem = core.release.file_stem(ds.name, ledger)
 files = core.release.release_files(result, stem)

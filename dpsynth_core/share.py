@@ -1,0 +1,72 @@
+"""A synthesis configuration as URL query parameters, and back, never the data.
+
+The dataset is named by its bundled name or by a prefix of its content
+fingerprint, so a shared link restores the settings only on the same data.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import constraints
+from .synth import SYNTHESIZERS
+
+FINGERPRINT_CHARS = 16
+
+
+def config_params(config: dict, *, dataset: str) -> dict[str, str]:
+    """Query parameters for ``config`` (keys of the app's SynthConfig) on ``dataset``."""
+    out = {"data": dataset, "method": config["method"], "eps": f"{config['epsilon']:g}",
+           "seed": str(config["seed"])}
+    if config.get("delta"):
+        out["delta"] = f"{config['delta']:g}"
+    if config.get("n") is not None:
+        out["n"] = str(config["n"])
+    if config.get("implicates", 1) != 1:
+        out["m"] = str(config["implicates"])
+    if config.get("holdout"):
+        out["holdout"] = f"{config['holdout']:g}"
+    if config.get("columns") is not None:
+        out["cols"] = ",".join(config["columns"])
+    return out
+
+
+def dataset_token(source: str, name: str, fingerprint: str) -> str:
+    """``bundled:<name>`` or ``sha:<fingerprint prefix>``: which data a link is for."""
+    return f"bundled:{name}" if source == "bundled" else f"sha:{fingerprint[:FINGERPRINT_CHARS]}"
+
+
+def parse_config_params(params: dict[str, str]) -> tuple[dict, list[str]]:
+    """Settings read from query parameters, and one note per value that was ignored.
+
+    Only keys of the app's configuration are returned; anything malformed
+    or out of range is dropped (and noted) rather than trusted.
+    """
+    out, notes = {}, []
+
+    def number(key, cast, lo, hi, field):
+        if key not in params:
+            return
+        try:
+            value = cast(params[key])
+            if not (lo <= value <= hi) or (isinstance(value, float) and math.isnan(value)):
+                raise ValueError
+        except (TypeError, ValueError):
+            notes.append(f"ignored {key}={params[key]!r} from the link: not a valid value")
+        else:
+            out[field] = value
+
+    if "method" in params:
+        if params["method"] in SYNTHESIZERS:
+            out["method"] = params["method"]
+        else:
+            notes.append(f"ignored method={params['method']!r} from the link: no such method")
+    number("eps", float, constraints.EPSILON_MIN, constraints.EPSILON_MAX, "epsilon")
+    number("delta", float, 0.0, constraints.DELTA_MAX, "delta")
+    number("seed", int, 0, 2**32 - 1, "seed")
+    number("n", int, 1, constraints.MAX_SYNTH_ROWS, "n")
+    number("m", int, 1, constraints.MAX_IMPLICATES, "implicates")
+    number("holdout", float, 0.0, 0.9, "holdout")
+    if params.get("cols"):
+        out["columns"] = tuple(c for c in params["cols"].split(",") if c)
+    return out, notes

@@ -1,0 +1,81 @@
+"""Release mode: one synthesis with a fresh seed, a session ledger, and a package that matches the settings."""
+
+import io
+import json
+import zipfile
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import dpsynth_core as core
+from dpsynth_core.report import release_statement, report_html, session_total
+from tests.conftest import APP
+
+
+@pytest.fixture
+def at():
+    return AppTest.from_file(APP, default_timeout=120).run()
+
+
+def test_release_mode_computes_nothing_until_the_release_is_run(at):
+    at.radio(key="mode_choice").set_value("release").run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert any("run the release" in i.value for i in at.info)
+    assert at.session_state["session_log"] == []  # no synthesis of the confidential data yet
+
+
+def test_release_run_logs_spending_and_package_matches_settings(at):
+    # Explore twice first (ε = 1, then ε = 2), then release at ε = 2 with a declared row count.
+    at.switch_page("pages/synthesize.py").run()
+    at.number_input(key="eps_input").set_value(2.0).run()
+    at.checkbox(key="n_declared").check().run()
+    at.number_input(key="n_rows").set_value(120).run()
+    # AppTest drops the sidebar after switch_page, so set the mode as its radio's callback would.
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.switch_page("pages/synthesize.py").run()
+    at.button(key="run_release").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    log = at.session_state["session_log"]
+    # Each setting looked at is a synthesis: ε=1; ε=2 with a noisy count; ε=2 with 344 rows declared
+    # (ticking the box); ε=2 with 120 rows; then the release.
+    assert [(e["purpose"], e["epsilon_total"]) for e in log] == [
+        ("exploration", 1.0), ("exploration", 2.0), ("exploration", 2.0), ("exploration", 2.0), ("release", 2.0)]
+    release = at.session_state["release"]
+    led = release.synthesis.ledger
+    assert led["seed"] is None and led["epsilon_total"] == 2.0 and led["n_rows"] == 120
+    # 5 DP syntheses at 1 + 2 + 2 + 2 + 2: the statement names the total the session spent.
+    assert "ran 5 DP synthesis(es)" in release.statement and "spending ε = 9 in all" in release.statement
+
+    with zipfile.ZipFile(io.BytesIO(release.package)) as z:
+        names = sorted(z.namelist())
+        stem = "penguins-independent-eps2-release"
+        assert names == [f"{stem}.csv", f"{stem}.ledger.json", f"{stem}.report.html"]
+        data = pd.read_csv(z.open(f"{stem}.csv"))
+        ledger = json.loads(z.read(f"{stem}.ledger.json"))
+        report = z.read(f"{stem}.report.html").decode("utf-8")
+    ds = at.session_state["dataset"]
+    assert list(data.columns) == list(ds.df.columns) and len(data) == 120
+    assert ledger["method"] == "independent" and ledger["epsilon_total"] == 2.0 and ledger["seed"] is None
+    assert ds.fingerprint in report and "Independent noisy marginals" in report
+    assert "spending ε = 9 in all" in report and "plotly" in report.lower()
+
+
+def test_session_total_and_statement_count_only_this_dataset():
+    log = [{"fingerprint": "a", "epsilon_total": 1.0}, {"fingerprint": "a", "epsilon_total": None},
+           {"fingerprint": "b", "epsilon_total": 5.0}, {"fingerprint": "a", "epsilon_total": 0.5}]
+    assert session_total(log, "a") == (2, 1.5)
+    ledger = {"statement": "S."}
+    assert release_statement(ledger, log, "a").startswith("S. Before and including this release, the session "
+                                                           "ran 2 DP synthesis(es) on the same data, spending ε = 1.5")
+    assert release_statement(ledger, [], "a") == "S."
+
+
+def test_report_escapes_user_text():
+    df = pd.DataFrame({"<script>alert(1)</script>": ["<b>x</b>", "y"] * 20, "v": range(40)})
+    result = core.synthesize(df, "bootstrap", seed=1)
+    html_text = report_html(dataset_name="<img src=x>.csv", fingerprint="f" * 64, schema=result.schema,
+                            synthesis=result, statement="ok", sections=[])
+    assert "<script>alert(1)</script>" not in html_text and "<img src=x>" not in html_text
+    assert "&lt;img src=x&gt;.csv" in html_text
