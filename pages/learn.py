@@ -1,0 +1,206 @@
+"""Learn: the ideas behind DP synthesis, one small demo per tab, computed by dpsynth_core.teaching."""
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from app_state import core
+
+T, F, C = core.teaching, core.plots.teaching, core.constraints
+
+st.title("Learn")
+st.caption("Seven small demos driven by sliders. They use formulas, simulations and the bundled datasets, "
+           "never your uploaded file.")
+
+# Round values read well in front of a class.
+EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+PAGE = dict(persist_state="page")  # a hidden tab's widgets keep their values
+
+
+def eps_slider(key: str, default: float = 1.0, options=EPSILONS, label="Privacy budget ε (log scale)"):
+    return float(st.select_slider(label, options=options, value=default, key=key, **PAGE))
+
+
+def slider(label, lo, hi, value, key, step=None, **kw):
+    return st.slider(label, lo, hi, value, step=step, key=key, **PAGE, **kw)
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def bundled(name: str):
+    return core.load_bundled(name)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def bb_sweep(theta, n, epsilons, ms, seed):
+    return T.beta_binomial_sweep(theta, n, epsilons, ms, seed=seed)
+
+
+def ratio():
+    st.markdown("ε-DP promises that **any** outcome is at most e^ε times more (or less) likely when your record is "
+                "in the data than when it is not. Small ε keeps that ratio near 1: nobody can tell from the result "
+                "whether you took part. At ε = 10 the ratio may reach 22,026, which promises very little.")
+    eps = eps_slider("learn_ratio_eps")
+    table = T.probability_ratio_table(sorted({0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, eps}))
+    st.metric("e^ε, the bound on the probability ratio", f"{math.exp(eps):,.2f}")
+    pct = st.column_config.NumberColumn(format="percent")
+    st.dataframe(table.set_axis(["ε", "e^ε", "1% outcome: at least", "1% outcome: at most"], axis=1), hide_index=True,
+                 column_config={"e^ε": st.column_config.NumberColumn(format="%.2f"), "1% outcome: at least": pct,
+                                "1% outcome: at most": pct})
+    st.plotly_chart(F.exp_epsilon_figure(T.exp_epsilon_curve(C.EPSILON_MIN, max(10.0, eps)), eps))
+
+
+def noise():
+    st.markdown("To release a count privately we add random noise whose size depends only on ε (and δ), not on "
+                "the data: one person changes a count by at most 1. The app uses the geometric mechanism, "
+                "Laplace's integer twin; the Gaussian needs a δ > 0 and, in its classical form, ε < 1.")
+    a, b = st.columns(2)
+    with a:
+        count = slider("True count", 0, 500, 50, "learn_noise_count")
+        eps = eps_slider("learn_noise_eps", 0.5, EPSILONS[:10])
+    with b:
+        delta = float(st.select_slider("δ (Gaussian only)", [10.0 ** -k for k in range(10, 1, -1)], 1e-5,
+                                       key="learn_noise_delta", format_func=lambda d: f"{d:.0e}", **PAGE))
+        seed = st.number_input("Seed of the released answers", 0, 10_000, 0, key="learn_noise_seed", **PAGE)
+    r = T.count_noise(count, eps, delta=delta, seed=int(seed))
+    m, d = st.columns(3), r["draws"]
+    m[0].metric("Laplace scale b = 1/ε", f"{r['laplace_scale']:.4g}", help=f"sd = √2·b = {r['laplace_sd']:.4g}")
+    m[1].metric("Geometric sd", f"{r['geometric_sd']:.4g}", help=f"α = e^−ε = {r['geometric_alpha']:.4g}")
+    m[2].metric("Gaussian σ = √(2 ln(1.25/δ))/ε", f"{r['gaussian_sigma']:.4g}")
+    st.caption(f"One release of the count {count}: geometric {d['geometric']}, Laplace {d['laplace']:.2f}, "
+               f"Gaussian {d['gaussian']:.2f}.")
+    if not r["gaussian_valid"]:
+        st.warning("The classical Gaussian σ is proven only for ε < 1; at this ε it is shown for comparison only.")
+    st.plotly_chart(F.count_noise_figure(r))
+
+
+def composition():
+    st.markdown("A histogram's bins hold **disjoint** records, so adding or removing one person changes one bin "
+                "by 1: by *parallel* composition every bin may use the whole ε. Accounting for the bins as separate "
+                "queries on the same people (*sequential* composition) leaves ε/bins each, and the noise grows "
+                "with the number of bins.")
+    options = [("diamonds", "carat"), ("diamonds", "price"), ("penguins", "body_mass_g"), ("penguins", "flipper_length_mm")]
+    a, b = st.columns(2)
+    with a:
+        name, col = st.selectbox("Column of a bundled dataset", options, format_func=": ".join, key="learn_comp_column",
+                                 **PAGE)
+        bins = slider("Bins", 2, 40, 10, "learn_comp_bins")
+    with b:
+        eps = eps_slider("learn_comp_eps")
+        mech = st.radio("Noise", ["geometric", "laplace"], horizontal=True, key="learn_comp_mech", **PAGE)
+    df, schema = bundled(name)
+    lower, upper = schema.columns[col].bounds
+    r = T.composition_demo(df[col], lower=lower, upper=upper, bins=bins, epsilon=eps, mechanism=mech, seed=0)
+    s = r["summary"].set_index("way")
+    m = st.columns(4)
+    for i, way in enumerate(("parallel", "sequential")):
+        m[2 * i].metric(f"{way}: ε per bin", f"{s.loc[way, 'epsilon_per_bin']:.4g}")
+        m[2 * i + 1].metric(f"{way}: RMSE per bin", f"{s.loc[way, 'rmse_analytic']:.4g}",
+                            help=f"simulated over 2,000 releases: {s.loc[way, 'rmse_simulated']:.4g}")
+    st.dataframe(r["summary"].rename(columns=lambda c: c.replace("_", " ")), hide_index=True)
+    st.caption("Variance of Laplace noise is 2b² with b = 1/ε per bin; of geometric noise 2α/(1 − α)², α = e^−ε.")
+    st.plotly_chart(F.composition_figure(r))
+
+
+def randomized_response():
+    st.markdown("Each person flips a biased coin and tells the truth with probability p, the opposite otherwise, "
+                "so no single answer gives anyone away (ε = ln(p/(1 − p))). Because we know p we can undo the "
+                "lies on average: π̂ = (share of yes − (1 − p))/(2p − 1) is unbiased, but its error grows fast "
+                "as p approaches ½.")
+    a, b = st.columns(2)
+    n = a.slider("People asked", 10, 5000, 200, key="learn_rr_n", **PAGE)
+    share = a.slider("True share with the trait", 0.0, 1.0, 0.3, 0.01, key="learn_rr_share", **PAGE)
+    p = b.slider("p, probability of telling the truth", 0.55, 1.0, 0.75, 0.01, key="learn_rr_p", **PAGE)
+    r = T.randomized_response_demo(n, share, p, seed=0)
+    m = st.columns(4)
+    m[0].metric("ε = ln(p/(1 − p))", "∞ (no privacy)" if math.isinf(r["epsilon"]) else f"{r['epsilon']:.3g}")
+    m[1].metric("Mean of 4,000 estimates", f"{r['mean_estimate']:.4f}", help=f"true share {r['truth']:.4f}")
+    m[2].metric("sd, simulated", f"{r['sd_simulated']:.4f}")
+    m[3].metric("sd, formula √(p(1 − p)/n)/(2p − 1)", f"{r['sd_analytic']:.4f}")
+    st.plotly_chart(F.randomized_response_figure(r))
+
+
+def exponential():
+    st.markdown("The exponential mechanism releases an output r with probability ∝ exp(ε·q(r)/(2Δq)): outputs "
+                "that score well are likely, the others still possible. Here the data are n yes/no records with "
+                "x yes and r is a released count; which score we choose changes how close, and how plausible "
+                "under the Beta posterior, the released r tends to be.")
+    a, b, c = st.columns(3)
+    n = a.slider("Records n", 1, 100, 20, key="learn_em_n", **PAGE)
+    if st.session_state.get("learn_em_x", 0) > n:
+        st.session_state["learn_em_x"] = n
+    x = a.slider("Ones x", 0, n, min(7, n), key="learn_em_x", **PAGE)
+    with b:
+        eps = eps_slider("learn_em_eps")
+        factor = st.radio("Factor in exp(εq/(factor·Δq))", [2.0, 1.0], horizontal=True, key="learn_em_factor", **PAGE)
+    g1 = c.slider("Prior γ₁", 0.1, 10.0, 1.0, 0.1, key="learn_em_g1", **PAGE)
+    g2 = c.slider("Prior γ₂", 0.1, 10.0, 1.0, 0.1, key="learn_em_g2", **PAGE)
+    actual = c.checkbox("Use each score's true sensitivity (not 1)", key="learn_em_actual")
+    summary, dists = T.exponential_binary_table(n, x, eps, gamma=(g1, g2), factor=factor, actual_sensitivity=actual)
+    st.dataframe(summary.drop(columns="score").rename(columns={
+        "label": "score", "sensitivity": "Δq used", "true_sensitivity": "true Δq (n fixed)", "mode": "most probable r",
+        "expected": "expected r", "expected_distance": "expected |r − x|",
+        "expected_posterior": "expected P(r | x)"}), hide_index=True)
+    st.caption("P(r | x) = C(n, r) B(r + γ₁ + x, n − r + γ₂ + n − x)/B(γ₁ + x, γ₂ + n − x): the Beta-binomial "
+               "posterior predictive of r ones in n new records. Only with Δq at least the true sensitivity is the "
+               "release ε-DP; the log score's can be well above 1.")
+    st.plotly_chart(F.exponential_figure(dists, x))
+
+
+def beta_binomial():
+    st.markdown("This synthesizer draws θ̃ from a Beta(x + α, n − x + α) posterior and then ñ synthetic yes/no "
+                "records; it is ε-DP when α ≥ ñ/(e^ε − 1), and m implicates get ε/m each. That large prior pulls "
+                "the synthetic share toward ½, and the usual combining rules know nothing of it, so their "
+                "intervals miss the truth far more often than they claim when ε is small.")
+    a, b = st.columns(2)
+    theta = a.slider("True share θ", 0.0, 1.0, 0.3, 0.01, key="learn_bb_theta", **PAGE)
+    n = a.slider("Records n (= ñ synthetic)", 20, 5000, 500, 10, key="learn_bb_n", **PAGE)
+    with b:
+        eps = eps_slider("learn_bb_eps", 1.0, EPSILONS[3:])
+        m = slider("Implicates m", 1, 20, 3, "learn_bb_m")
+    by_eps = bb_sweep(theta, n, tuple(C.EPSILON_STEPS[10:]), (m,), 0)
+    by_m = bb_sweep(theta, n, (eps,), tuple(range(1, 21)), 1)
+    row = by_m[by_m["m"] == m].iloc[0]
+    cols = st.columns(5)
+    cols[0].metric("α per implicate", f"{row['alpha']:.4g}")
+    cols[1].metric("Bias of the synthetic share", f"{row['bias_analytic']:+.4f}",
+                   help=f"simulated: {row['bias_simulated']:+.4f}")
+    for col, (rule, label) in zip(cols[2:], T.COMBINING_RULES.items()):
+        v = row[f"coverage_{rule}"]
+        col.metric(f"Coverage, {rule} rule", "needs m ≥ 2" if pd.isna(v) else f"{v:.1%}", help=label)
+    st.caption("2,000 simulated releases per point; nominal coverage 95%.")
+    st.plotly_chart(F.beta_binomial_figure(by_eps, by="epsilon"))
+    st.plotly_chart(F.beta_binomial_figure(by_m, by="m"))
+
+
+STEPS = {1: "1. sex from its proportions", 2: "2. bill length: bare predictions",
+         3: "3. bill length: plus residual noise", 4: "4. flipper length from sex and bill length"}
+
+
+def sequential():
+    st.markdown("Sequential synthesis builds each column from a model of the columns before it. If we keep only "
+                "the model's predictions, every penguin of the same sex gets the same bill length: the spread "
+                "collapses and the next column inherits a perfect, false correlation. Adding the residual noise "
+                "back restores both. (Not DP: the models are fitted on the real data without noise.)")
+    a, b = st.columns([3, 1])
+    step = a.select_slider("Step", [1, 2, 3, 4], 4, format_func=STEPS.get, key="learn_seq_step", **PAGE)
+    seed = b.number_input("Seed", 0, 10_000, 0, key="learn_seq_seed", **PAGE)
+    r = T.sequential_synthesis_demo(bundled("penguins")[0], seed=int(seed))
+    s = r["summary"]
+    for col, who, label in zip(st.columns(3), ("real", "bare", "noisy"),
+                               ("sd of bill length, real", "…bare predictions", "…with residual noise")):
+        col.metric(label, f"{s.iloc[2][who]:.3g}")
+    st.dataframe(s.head({1: 1, 2: 3, 3: 3, 4: 6}[step]).drop(columns=["noisy"] if step == 2 else []), hide_index=True)
+    st.plotly_chart(F.sequential_synthesis_figure(r, step))
+    with st.expander("Fitted models"):
+        st.dataframe(r["models"], hide_index=True)
+
+
+DEMOS = {"e^ε": ratio, "Noise on a count": noise, "Composition": composition,
+         "Randomized response": randomized_response, "Exponential mechanism": exponential,
+         "Beta–binomial synthesizer": beta_binomial, "Sequential synthesis": sequential}
+# Only the open tab runs, so a slider move costs one demo, not seven.
+for tab, demo in zip(st.tabs(list(DEMOS), key="learn_tab", on_change="rerun"), DEMOS.values()):
+    if tab.open:
+        with tab:
+            demo()

@@ -1,0 +1,149 @@
+"""The Learn page in AppTest: every demo runs with nothing uploaded, and its numbers follow the sliders."""
+
+import json
+import math
+
+import pytest
+from scipy import stats
+from streamlit.testing.v1 import AppTest
+
+import dpsynth_core as core
+from tests.conftest import APP
+
+TABS = ["e^ε", "Noise on a count", "Composition", "Randomized response", "Exponential mechanism",
+        "Beta–binomial synthesizer", "Sequential synthesis"]
+
+
+@pytest.fixture
+def at():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    return at.switch_page("pages/learn.py").run()
+
+
+def _open(at, tab):
+    at.session_state["learn_tab"] = tab
+    return at.run()
+
+
+def _no_errors(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_tabs_are_the_seven_demos(at):
+    _no_errors(at)
+    assert [t.label for t in at.tabs] == TABS
+    assert at.session_state["dataset"].source == "bundled"  # nothing uploaded
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_demo_runs_with_no_upload(at, tab):
+    _open(at, tab)
+    _no_errors(at)
+    assert at.get("plotly_chart"), tab
+    assert at.markdown, tab  # the explanation
+
+
+def test_ratio_follows_epsilon(at):
+    label = "e^ε, the bound on the probability ratio"
+    assert _metrics(at)[label] == "2.72"
+    at.select_slider(key="learn_ratio_eps").set_value(10.0).run()
+    _no_errors(at)
+    assert _metrics(at)[label] == "22,026.47"  # e^10
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][1]["x"] == [10.0]
+
+
+def test_noise_scales_follow_epsilon_and_delta(at):
+    _open(at, "Noise on a count")
+    at.select_slider(key="learn_noise_eps").set_value(0.2).run()
+    at.select_slider(key="learn_noise_delta").set_value(1e-6).run()
+    _no_errors(at)
+    m = _metrics(at)
+    assert m["Laplace scale b = 1/ε"] == "5"
+    assert m["Gaussian σ = √(2 ln(1.25/δ))/ε"] == f"{math.sqrt(2 * math.log(1.25e6)) / 0.2:.4g}"
+    a = math.exp(-0.2)
+    assert m["Geometric sd"] == f"{math.sqrt(2 * a) / (1 - a):.4g}"
+    assert not at.warning  # ε < 1: the Gaussian bound holds
+    at.select_slider(key="learn_noise_eps").set_value(2.0).run()
+    assert any("ε < 1" in w.value for w in at.warning)
+
+
+def test_composition_follows_bins(at):
+    _open(at, "Composition")
+    at.slider(key="learn_comp_bins").set_value(20).run()
+    at.radio(key="learn_comp_mech").set_value("laplace").run()
+    _no_errors(at)
+    m = _metrics(at)
+    assert m["sequential: ε per bin"] == "0.05"  # ε = 1 over 20 bins
+    assert m["sequential: RMSE per bin"] == f"{math.sqrt(2) * 20:.4g}"  # √(2b²), b = 20
+    assert m["parallel: RMSE per bin"] == f"{math.sqrt(2):.4g}"
+
+
+def test_randomized_response_follows_p(at):
+    _open(at, "Randomized response")
+    at.slider(key="learn_rr_p").set_value(0.9).run()
+    at.slider(key="learn_rr_n").set_value(1000).run()
+    _no_errors(at)
+    m = _metrics(at)
+    assert m["ε = ln(p/(1 − p))"] == f"{math.log(9):.3g}"
+    assert m["sd, formula √(p(1 − p)/n)/(2p − 1)"] == f"{math.sqrt(0.09 / 1000) / 0.8:.4f}"
+
+
+def test_exponential_follows_n_and_x(at):
+    _open(at, "Exponential mechanism")
+    at.slider(key="learn_em_n").set_value(30).run()
+    at.slider(key="learn_em_x").set_value(21).run()
+    _no_errors(at)
+    table = at.dataframe[0].value.set_index("score")
+    # −|x − r| with uniform weights ∝ exp(−|21 − r|/2): its mode is x, its mean by direct sum.
+    w = [math.exp(-abs(21 - r) / 2) for r in range(31)]
+    assert table.loc["−|x − r|", "most probable r"] == 21
+    assert table.loc["−|x − r|", "expected r"] == pytest.approx(sum(r * v for r, v in zip(range(31), w)) / sum(w))
+    post = stats.betabinom.pmf(range(31), 30, 22, 10)
+    wp = [math.exp(p / 2) for p in post]
+    assert table.loc["posterior predictive probability of r", "expected P(r | x)"] == pytest.approx(
+        sum(p * v for p, v in zip(post, wp)) / sum(wp))
+    # Lowering n below x clamps x instead of failing.
+    at.slider(key="learn_em_n").set_value(10).run()
+    _no_errors(at)
+    assert at.slider(key="learn_em_x").value == 10
+
+
+def test_beta_binomial_follows_epsilon_and_m(at):
+    _open(at, "Beta–binomial synthesizer")
+    at.select_slider(key="learn_bb_eps").set_value(5.0).run()
+    at.slider(key="learn_bb_m").set_value(1).run()
+    _no_errors(at)
+    m = _metrics(at)
+    alpha = 500 / (math.exp(5.0) - 1)
+    assert m["α per implicate"] == f"{alpha:.4g}"
+    assert m["Bias of the synthetic share"] == f"{alpha * 0.4 / (500 + 2 * alpha):+.4f}"
+    assert m["Coverage, full rule"] == "needs m ≥ 2"
+    at.slider(key="learn_bb_m").set_value(5).run()
+    assert _metrics(at)["α per implicate"] == f"{500 / math.expm1(5.0 / 5):.4g}"  # ε/m each
+
+
+def test_sequential_synthesis_steps(at):
+    _open(at, "Sequential synthesis")
+    penguins, _ = core.load_bundled("penguins")
+    real_sd = penguins.dropna(subset=["sex", "bill_length_mm", "flipper_length_mm"])["bill_length_mm"].std()
+    assert _metrics(at)["sd of bill length, real"] == f"{real_sd:.3g}"
+    at.select_slider(key="learn_seq_step").set_value(2).run()
+    _no_errors(at)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert [t["name"] for t in spec["data"]] == ["real", "bare predictions"]
+    before = _metrics(at)["…with residual noise"]
+    at.number_input(key="learn_seq_seed").set_value(5).run()
+    assert _metrics(at)["…with residual noise"] != before
+
+
+def test_slider_values_survive_a_tab_switch(at):
+    at.select_slider(key="learn_ratio_eps").set_value(5.0).run()
+    _open(at, "Composition")
+    _open(at, "e^ε")
+    assert _metrics(at)["e^ε, the bound on the probability ratio"] == f"{math.exp(5):,.2f}"
