@@ -37,7 +37,7 @@ with st.sidebar:
 
 for note in st.session_state.pop("link_notes", []):
     st.info(plain(note[0].upper() + note[1:] + "."))
-if st.session_state["mode"] == "teaching":
+if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn never reads the session's data
     st.info("**Teaching mode — exploration, not a release.** Results here are computed on the confidential "
             "data; choosing ε by looking at them is itself a use of the data that no DP guarantee covers. "
             "Switch to release mode in the sidebar for the final synthesis.")
