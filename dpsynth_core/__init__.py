@@ -11,6 +11,8 @@ from .errors import DataError, MethodRefused
 from .io import load_csv, to_csv_bytes
 from .metric_info import METRICS, MetricInfo
 from .risk import exact_copy_share, gower_dcr, match_rates, membership_inference
+from .risk import (attribute_inference, distance_risk, formal_risk, key_match_disclosure, match_risk,
+                   sample_uniqueness, unique_reproduction, wilson_interval)
 from .rumap import ru_map
 from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table, schema_table
 from .synth import SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, synthesize
@@ -20,6 +22,8 @@ from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, prope
 __all__ = [
     "BUNDLED", "KINDS", "METRICS", "SYNTHESIZERS",
     "ColumnSchema", "DataError", "MethodRefused", "MetricInfo", "Schema", "Synthesis",
+    "attribute_inference", "distance_risk", "formal_risk", "key_match_disclosure", "match_risk",
+    "sample_uniqueness", "unique_reproduction", "wilson_interval",
     "ci_overlap", "ecdf_data", "exact_copy_share", "fingerprint", "gower_dcr", "histogram_data",
     "infer_schema", "ks_statistic", "ledger_steps_table", "load_bundled", "load_csv", "match_rates",
     "membership_inference", "parse_epsilon_grid", "privacy_statement", "propensity_metrics",

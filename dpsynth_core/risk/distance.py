@@ -35,13 +35,20 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
+from .estimate import CONFIDENCE, RiskEstimate, auc_interval, median_interval, wilson_interval
+from .reference import column_domain, hit_probability, random_public_data
 
 __all__ = [
+    "DistanceRisk",
     "MembershipInference",
+    "distance_risk",
     "exact_copy_share",
     "gower_dcr",
     "membership_inference",
 ]
+
+#: Confidential records whose DCR to random public-domain data is measured for the baseline median.
+BASELINE_ROWS = 2000
 
 
 def gower_dcr(
@@ -177,9 +184,11 @@ def membership_inference(
             raise DataError(f"membership inference needs records in {name}, got none")
     encoded_members, encoded_non, encoded_synth = _encode([members, non_members, synth], schema)
     nearest = _NearestGower(encoded_synth, n_jobs=n_jobs)
-    dcr_members = nearest.query(encoded_members)
-    dcr_non = nearest.query(encoded_non)
+    return _attack(nearest.query(encoded_members), nearest.query(encoded_non))
 
+
+def _attack(dcr_members: np.ndarray, dcr_non: np.ndarray) -> MembershipInference:
+    """ROC of the "member when DCR <= threshold" attack from the two groups' distances."""
     is_member = np.r_[np.ones(len(dcr_members)), np.zeros(len(dcr_non))]
     score = -np.r_[dcr_members, dcr_non]  # closer to the synthetic data = more likely a member
     fpr, tpr, thresholds = roc_curve(is_member, score)
@@ -191,6 +200,149 @@ def membership_inference(
         dcr_members=dcr_members,
         dcr_non_members=dcr_non,
     )
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)  # eq=False: array fields have no truth value
+class DistanceRisk:
+    """Distances to closest record, exact copies and membership inference, with references.
+
+    Attributes
+    ----------
+    dcr_train : numpy.ndarray
+        Gower DCR of each record the synthesizer saw to the synthetic data.
+    dcr_holdout : numpy.ndarray or None
+        The same for held-out records.
+    dcr_baseline : numpy.ndarray
+        DCR of (up to :data:`BASELINE_ROWS`) records the synthesizer saw to
+        random data of the synthetic data's size within the public domain.
+    copies_train, copies_holdout : float, float or None
+        Share of those records that appear unchanged in the synthetic data.
+    membership : MembershipInference or None
+        The DCR-threshold attack, train (members) vs holdout; None without one.
+    estimates : dict of str to RiskEstimate
+        ``exact_copy_share``, ``dcr_median`` and, with a holdout, ``mia_auc``.
+    """
+
+    dcr_train: np.ndarray
+    dcr_holdout: np.ndarray | None
+    dcr_baseline: np.ndarray
+    copies_train: float
+    copies_holdout: float | None
+    membership: MembershipInference | None
+    estimates: dict
+
+
+def distance_risk(
+    train: pd.DataFrame,
+    synth: pd.DataFrame,
+    *,
+    holdout: pd.DataFrame | None = None,
+    schema: Any = None,
+    seed: int | np.random.Generator | None = None,
+    n_jobs: int = -1,
+    confidence: float = CONFIDENCE,
+) -> DistanceRisk:
+    """Everything distance-based the Risk page shows, from one set of KD-trees.
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        The records the synthesizer saw.
+    synth : pandas.DataFrame
+        The synthetic data.
+    holdout : pandas.DataFrame or None, default=None
+        Records held out before synthesis (same population, never seen).
+        They give the holdout references and the membership attack.
+    schema : object or None, default=None
+        As in :func:`gower_dcr`; also the public domain of the random data.
+    seed : int, Generator or None, default=None
+        Seeds the random public-domain data and the subsample measured
+        against it.
+    n_jobs : int, default=-1
+        Worker threads of the nearest neighbour queries.
+    confidence : float, default=0.95
+        Level of the intervals: Wilson for copy shares, order statistics for
+        medians, Hanley–McNeil for the AUC.
+
+    Returns
+    -------
+    DistanceRisk
+
+    Notes
+    -----
+    References per measure: released as is, the original data is its own
+    copy (every DCR 0, every record copied) and a membership attacker
+    misses only holdout records duplicated in the training rows
+    (AUC = 1 - share/2). The baselines are random data within the public
+    domain (copies: the exact chance that ``len(synth)`` random rows hold a
+    record, a product over columns of
+    :func:`~dpsynth_core.risk.reference.hit_probability`; DCR: measured on
+    such data) and random guessing (AUC 0.5).
+    """
+    check_frame(train, "train")
+    check_frame(synth, "synth")
+    for frame, name in ((train, "train"), (synth, "synth"), (holdout, "holdout")):
+        if frame is not None and len(frame) == 0:
+            raise DataError(f"distance-based risk needs records in {name}, got none")
+    rng = np.random.default_rng(seed)
+    frames = [train, synth] + ([holdout] if holdout is not None else [])
+    names = [c for c, _, _ in _used_columns(frames, schema)]
+    domains = {c: column_domain(c, frames, schema) for c in names}
+    noise = random_public_data(names, domains, len(synth), rng)
+    encoded = _encode([*frames, noise], schema)
+    enc_train, enc_synth, enc_noise = encoded[0], encoded[1], encoded[-1]
+    nearest = _NearestGower(enc_synth, n_jobs=n_jobs)
+    dcr_train = nearest.query(enc_train)
+    dcr_hold = nearest.query(encoded[2]) if holdout is not None else None
+    sample = np.sort(rng.choice(len(train), size=min(BASELINE_ROWS, len(train)), replace=False))
+    dcr_base = _NearestGower(enc_noise, n_jobs=n_jobs).query(_take(enc_train, sample))
+
+    n, n_s = len(train), len(synth)
+    copies = exact_copy_share(train, synth)
+    pi = np.ones(n)
+    for c in train.columns:
+        pi = pi * hit_probability(train[c], column_domain(c, frames, schema))
+    copy_base = float(np.mean(-np.expm1(n_s * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
+    held_copies, held = None, {}
+    if holdout is not None:
+        held_copies = exact_copy_share(holdout, synth)
+        held = dict(zip(("holdout", "holdout_lower", "holdout_upper"),
+                        (held_copies, *wilson_interval(round(held_copies * len(holdout)), len(holdout),
+                                                       confidence=confidence))))
+    lo, hi = wilson_interval(round(copies * n), n, confidence=confidence)
+    estimates = {"exact_copy_share": RiskEstimate(
+        metric="exact_copy_share", value=copies, lower=lo, upper=hi, interval="Wilson",
+        baseline=copy_base, baseline_lower=copy_base, baseline_upper=copy_base,
+        baseline_label="random data within the public domain", original=1.0, n=n, confidence=confidence, **held,
+    )}
+    med_base = float(np.median(dcr_base))
+    held = {}
+    if dcr_hold is not None:
+        held = dict(zip(("holdout", "holdout_lower", "holdout_upper"),
+                        (float(np.median(dcr_hold)), *median_interval(dcr_hold, confidence=confidence))))
+    lo, hi = median_interval(dcr_train, confidence=confidence)
+    base_lo, base_hi = median_interval(dcr_base, confidence=confidence)
+    estimates["dcr_median"] = RiskEstimate(
+        metric="dcr_median", value=float(np.median(dcr_train)), lower=lo, upper=hi,
+        interval="order-statistic", baseline=med_base, baseline_lower=base_lo, baseline_upper=base_hi,
+        baseline_label="random data within the public domain", original=0.0, n=n, confidence=confidence, **held,
+    )
+    membership = None
+    if dcr_hold is not None:
+        membership = _attack(dcr_train, dcr_hold)
+        lo, hi = auc_interval(membership.auc, n, len(holdout), confidence=confidence)
+        estimates["mia_auc"] = RiskEstimate(
+            metric="mia_auc", value=membership.auc, lower=lo, upper=hi, interval="Hanley–McNeil",
+            baseline=0.5, baseline_lower=0.5, baseline_upper=0.5, baseline_label="random guessing",
+            original=1.0 - 0.5 * exact_copy_share(holdout, train), n=n + len(holdout), confidence=confidence,
+            holdout_applies=False,
+        )
+    return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
+                        copies_holdout=held_copies, membership=membership, estimates=estimates)
+
+
+def _take(encoded: "_Encoded", rows: np.ndarray) -> "_Encoded":
+    return _Encoded(codes=encoded.codes[rows], numeric=encoded.numeric[rows], levels=encoded.levels, p=encoded.p)
 
 
 def exact_copy_share(real: pd.DataFrame, synth: pd.DataFrame) -> float:

@@ -21,8 +21,10 @@ from scipy.spatial import cKDTree
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
+from .estimate import CONFIDENCE, RiskEstimate, wilson_interval
+from .reference import column_domain, hit_probability
 
-__all__ = ["MatchRates", "match_rates"]
+__all__ = ["MatchRates", "MatchRisk", "match_rates", "match_risk", "match_table"]
 
 # Decimal data live in binary floats: 1.1 - 1.0 is 0.10000000000000009, so a
 # tolerance of 0.1 typed by a person would miss that pair. Differences may
@@ -181,6 +183,84 @@ def match_rates(
         n=n,
         per_record=pd.DataFrame({"c": c, "T": t}, index=confidential.index),
     )
+
+
+def match_table(confidential: pd.DataFrame, rates: MatchRates, keys: Sequence[str] | str) -> pd.DataFrame:
+    """The per-record breakdown for people: keys, ``c_j``, whether ``T_j`` and the record's risk.
+
+    One row per confidential record, riskiest first (largest ``T_j / c_j``,
+    then fewest matches), with its key values and the columns ``matches
+    (c_j)``, ``own row among them (T_j)`` (bool) and ``risk (T_j / c_j)``.
+    """
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    c, t = rates.per_record["c"].to_numpy(), rates.per_record["T"].to_numpy()
+    risk = np.divide(t, c, out=np.zeros(len(c)), where=c > 0)
+    table = pd.DataFrame({f"key: {k}": confidential[k].to_numpy() for k in keys}, index=confidential.index)
+    table["matches (c_j)"] = c
+    table["own row among them (T_j)"] = t.astype(bool)
+    table["risk (T_j / c_j)"] = risk
+    order = np.lexsort((np.where(c > 0, c, np.iinfo(np.int64).max), -risk))
+    return table.iloc[order]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class MatchRisk:
+    """Match rates with their references (see :func:`match_risk`)."""
+
+    rates: MatchRates
+    original: MatchRates
+    table: pd.DataFrame
+    estimates: dict[str, RiskEstimate]
+
+
+def match_risk(
+    confidential: pd.DataFrame,
+    released: pd.DataFrame,
+    keys: Sequence[str] | str,
+    *,
+    tolerance: float | Mapping[str, float] | None = None,
+    schema: object = None,
+    confidence: float = CONFIDENCE,
+) -> MatchRisk:
+    """Match rates of a row-linked release next to the original data and random data.
+
+    The original reference is the same intruder against the confidential
+    data released as is (the expected match rate is then the number of
+    distinct key combinations over n). The baseline is a release of random
+    data within the public domain, row-linked like the real one: if record
+    j's keys are hit by a random row with probability pi_j (a product over
+    keys of :func:`~dpsynth_core.risk.reference.hit_probability`), then
+    ``E[T_j / c_j] = (1 - (1 - pi_j)^n) / n`` and
+    ``P(c_j = 1, T_j = 1) = pi_j (1 - pi_j)^(n - 1)``, exactly. Intervals are
+    Wilson's (conservative for the expected rate, a mean of values in [0, 1]).
+    """
+    rates = match_rates(confidential, released, keys, tolerance=tolerance)
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    original = match_rates(confidential, confidential, keys, tolerance=tolerance)
+    numeric = [k for k in keys if is_numeric(confidential[k]) and is_numeric(released[k])]
+    tolerances = _check_tolerance(tolerance, keys, numeric)
+    n = rates.n
+    pi = np.ones(n)
+    for k in keys:
+        pi = pi * hit_probability(confidential[k], column_domain(k, [confidential, released], schema),
+                                  tolerances.get(k, 0.0))
+    pi = np.minimum(pi, 1.0)
+    log_miss = np.log1p(-np.minimum(pi, 1.0 - 1e-16))
+    expected_base = float(np.mean(-np.expm1(n * log_miss)) / n)
+    true_base = float(np.mean(pi * np.exp((n - 1) * log_miss)))
+    estimates = {}
+    for name, value, k, base, orig in (
+        ("expected_match_rate", rates.expected_share, rates.expected, expected_base, original.expected_share),
+        ("true_match_rate", rates.true_rate, rates.true_rate * n, true_base, original.true_rate),
+    ):
+        lo, hi = wilson_interval(min(float(k), n), n, confidence=confidence)
+        estimates[name] = RiskEstimate(
+            metric=name, value=value, lower=lo, upper=hi, interval="Wilson", baseline=base,
+            baseline_lower=base, baseline_upper=base, baseline_label="random data within the public domain",
+            original=orig, n=n, confidence=confidence, holdout_applies=False,
+        )
+    return MatchRisk(rates=rates, original=original, table=match_table(confidential, rates, keys),
+                     estimates=estimates)
 
 
 def _count_in_window(group: np.ndarray, scaled: np.ndarray, n: int, radius: float):
