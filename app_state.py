@@ -298,10 +298,11 @@ def dcr(key: str, _real, _synth, _schema):
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def ru_sweep(key: str, _df, _schema, methods: tuple, epsilons: tuple, reps: int, seed: int, _progress=None):
+def ru_sweep(key: str, _df, _schema, methods: tuple, epsilons: tuple, reps: int, seed: int, _progress=None,
+             metrics: tuple | None = None, holdout: float = 0.0):
     """The R-U sweep; revisiting the same settings costs nothing."""
     return core.ru_map(_df, list(methods), list(epsilons), reps=reps, seed=seed, schema=_schema,
-                       progress=_progress)
+                       progress=_progress, metrics=list(metrics) if metrics else None, holdout=holdout)
 
 
 def log_sweep(table: pd.DataFrame) -> None:
@@ -313,3 +314,31 @@ def log_sweep(table: pd.DataFrame) -> None:
         is_dp_method = core.SYNTHESIZERS[row.method].is_dp
         log_run({"method": row.method, "epsilon_total": eps if is_dp_method else None, "is_dp": bool(row.is_dp),
                  "seed": int(row.seed), "n_rows": None}, purpose="R-U sweep", key=key)
+
+
+# -- Risk page: each call returns the measure with its references (dpsynth_core.risk) --
+
+@st.cache_data(show_spinner="Measuring distances to the closest records…", max_entries=16)
+def distance_risk(key: str, _train, _synth, _holdout, _schema, seed: int):
+    return core.risk.distance_risk(_train, _synth, holdout=_holdout, schema=_schema, seed=seed)
+
+
+@st.cache_data(show_spinner="Matching records…", max_entries=64)
+def match_risk(key: str, _real, _released, keys: tuple, tolerance, _schema):
+    return core.risk.match_risk(_real, _released, list(keys), tolerance=tolerance, schema=_schema)
+
+
+@st.cache_data(show_spinner="Matching on key variables…", max_entries=64)
+def key_match_risk(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, tolerance, sensitive_tolerance,
+                   _schema, seed: int):
+    """Key-match attribute disclosure, reproduced uniques and sample uniqueness, together."""
+    kw = dict(tolerance=tolerance, sensitive_tolerance=sensitive_tolerance, schema=_schema, holdout=_holdout)
+    return (core.risk.key_match_disclosure(_real, _synth, list(keys), sensitive, **kw),
+            core.risk.unique_reproduction(_real, _synth, list(keys), sensitive, **kw),
+            core.risk.sample_uniqueness(_real, _synth, list(keys), schema=_schema, seed=seed))
+
+
+@st.cache_data(show_spinner="Fitting the intruder's model…", max_entries=64)
+def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, _schema, seed: int):
+    return core.risk.attribute_inference(_real, _synth, list(keys), sensitive, schema=_schema, holdout=_holdout,
+                                         seed=seed)

@@ -1,52 +1,120 @@
 """Risk: how much the release discloses about the confidential records."""
 
+import math
+
 import streamlit as st
 
 import app_state
-from app_state import core
+from app_state import core, plain
 
+risk = core.risk
 st.title("Risk")
 ds, cfg = app_state.dataset(), app_state.config()
+
+# The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched.
+hold_on = st.checkbox("Hold out rows the synthesizer never sees, to compare the records it used with others",
+                      value=cfg.holdout > 0, key="risk_holdout_on")
+share = st.slider("Share of rows held out", 0.05, 0.5, value=cfg.holdout or 0.2, step=0.05, key="risk_holdout",
+                  disabled=not hold_on)
+wanted = round(float(share), 2) if hold_on else 0.0
+if wanted != cfg.holdout:
+    app_state.set_config(holdout=wanted)
+    st.rerun()  # the sidebar and the synthesis must follow the new split
+
 result = app_state.synthesis_or_stop()
-ledger = result.ledger
+ledger, used = result.ledger, ds.schema.used
+train, held = app_state.split()
+real, synth = train[used], result.data[used]
+holdout = held[used] if held is not None else None
+key = app_state.synth_key()
+
+
+def show(est, fmt: str = "{:.3f}", note: str = "", chart_key: str = "") -> None:
+    """A measure's tile and verdict beside the figure of its references."""
+    left, right = st.columns([2, 3])
+    left.metric(est.label, "n/a" if math.isnan(est.value) else fmt.format(est.value),
+                help=core.METRICS[est.metric].reading)
+    box = {"none": left.success, "population": left.info, "disclosure": left.warning}[est.finding]
+    box(plain(est.verdict()))
+    right.plotly_chart(core.plots.estimate_figure(est, note=note), key=chart_key or f"est_{est.metric}")
+
 
 st.subheader("Formal guarantee")
 app_state.show_statement(ledger)
+formal = risk.formal_risk(ledger)
+a, b, c = st.columns(3)
+a.metric("ε", f"{formal.epsilon:g}" if formal.is_dp else "none (not DP)")
+b.metric("δ", f"{formal.delta:g}" if formal.is_dp else "n/a")
+c.metric("e^ε (bound on the probability ratio)",
+         "n/a" if not formal.is_dp else (f"{formal.exp_epsilon:,.2f}" if math.isfinite(formal.exp_epsilon)
+                                         else "more than 10^300"))
 
-real, synth = app_state.split()[0][ds.schema.used], result.data[ds.schema.used]
-st.subheader("Re-identification by matching on key variables")
-keys = st.multiselect("Key variables", ds.schema.used, default=list(ds.schema.keys), key="risk_keys")
-if ledger["kept_columns"]:
-    st.markdown(
-        "This release is **partially synthetic**: row *j* of the release is the synthetic version of "
-        "confidential record *j*, so an intruder who knows a record's key variables can look for it "
-        "among the released rows. Match rates (Reiter & Mitra 2009) measure how often that works."
-    )
-    if not keys:
-        st.info("Pick at least one key variable.")
-        st.stop()
-    numeric_keys = [k for k in keys if ds.schema[k].kind == "numeric"]
-    tol = st.number_input("Tolerance for numeric keys (same units as the column)", min_value=0.0,
-                          value=0.0, key="risk_tol") if numeric_keys else None
-    mr = app_state.match_rates(app_state.synth_key(), real, synth, tuple(keys), tol or None)
-    a, b, c = st.columns(3)
-    a.metric("Expected match rate", f"{mr.expected_share:.3f}", help=core.METRICS["expected_match_rate"].reading)
-    b.metric("True match rate", f"{mr.true_rate:.3f}", help=core.METRICS["true_match_rate"].reading)
-    c.metric("False match rate", "n/a" if mr.false_rate != mr.false_rate else f"{mr.false_rate:.3f}",
+st.subheader("Which measures apply")
+linked = risk.is_row_linked(ledger)
+st.markdown(plain(risk.applicable_measures(ledger, holdout=holdout is not None)))
+keys = st.multiselect("Key variables (what an intruder knows about a person)", used,
+                      default=[k for k in ds.schema.keys if k in used], key="risk_keys")
+options = [col for col in used if col not in keys]
+default_sensitive = options.index(ds.schema.sensitive) if ds.schema.sensitive in options else 0
+sensitive = st.selectbox("Sensitive column (what the intruder wants to learn)", options, index=default_sensitive,
+                         key="risk_sensitive") if options else None
+numeric_keys = [k for k in keys if ds.schema[k].kind == "numeric"]
+left, right = st.columns(2)
+tol = left.number_input("Tolerance for numeric keys (same units as the column; 0 = exact)", min_value=0.0,
+                        value=0.0, key="risk_tol") if numeric_keys else 0.0
+stol = None
+if sensitive is not None and ds.schema[sensitive].kind == "numeric":
+    default_tol = risk.default_sensitive_tolerance(sensitive, [real, synth], ds.schema)
+    stol = right.number_input("A numeric guess reveals the sensitive value when this close (default: 5% of its "
+                              "range)", min_value=0.0, value=float(default_tol), key="risk_stol")
+if not keys:
+    st.info("Pick at least one key variable to measure matching and prediction.")
+
+if keys and linked:
+    st.subheader("Re-identification by matching on key variables")
+    mr = app_state.match_risk(key, real, synth, tuple(keys), tol or None, ds.schema)
+    for est in mr.estimates.values():
+        show(est)
+    a, b = st.columns([2, 3])
+    a.metric("False match rate", "n/a" if math.isnan(mr.rates.false_rate) else f"{mr.rates.false_rate:.3f}",
              help="Among records matched to exactly one released row, the share matched to the wrong one.")
-    st.caption(f"Expected matches: {mr.expected:,.1f} of {mr.n:,} records.")
-    st.dataframe(mr.per_record, height=240)
+    b.caption(f"Expected matches: {mr.rates.expected:,.1f} of {mr.rates.n:,} records (released as is: "
+              f"{mr.original.expected:,.1f}). The false match rate is the intruder's error among unique matches.")
+    st.markdown("**Per record**: *c_j* released rows match the record's keys; *T_j* says whether its own row "
+                "is among them. Riskiest first.")
+    st.dataframe(mr.table, height=260)
+elif keys and sensitive:
+    st.subheader("Attribute disclosure by matching on key variables")
+    km, uq, su = app_state.key_match_risk(key, real, synth, holdout, tuple(keys), sensitive, tol or None, stol,
+                                          ds.schema, cfg.seed)
+    st.caption(f"{km.matched_share:.1%} of the records have at least one synthetic row sharing their keys; "
+               + ("the guess is the most frequent value among those rows." if km.tolerance is None else
+                  f"the guess is the mean of those rows, revealing when within {km.tolerance:.4g}."))
+    show(km.estimate, note=sensitive)
+    st.caption(f"Records unique on the keys: {uq.n_unique:,}; reappearing in the synthetic data with their "
+               f"sensitive value: {uq.reproduced:,}.")
+    show(uq.estimate, note=sensitive)
+    a, b, c = st.columns(3)
+    a.metric("Real rows unique on the keys", f"{su.real_share:.3f}")
+    b.metric("Synthetic rows unique on the keys", f"{su.synth_share:.3f}",
+             help=core.METRICS["synthetic_uniques"].reading)
+    c.metric("Random public-domain rows unique on the keys", f"{su.estimate.baseline:.3f}",
+             help="The same share in random data of the synthetic size within the public domain.")
+
+st.subheader("Distance to closest record and membership inference")
+dr = app_state.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
+st.plotly_chart(core.plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline), key="dcr_chart")
+show(dr.estimates["exact_copy_share"], fmt="{:.4f}")
+show(dr.estimates["dcr_median"], fmt="{:.4f}")
+if dr.membership is None:
+    st.info("Membership inference needs records the synthesizer never saw: tick the holdout box at the top.")
 else:
-    st.markdown(
-        "This release is **fully synthetic**: no released row stands for a particular confidential "
-        "record, so identity matching is ill-defined and match rates do not apply. "
-        "To see them, synthesize only some columns on the Synthesize page (the rest are kept row for row). "
-        "Shown instead: how close the synthetic rows come to real records."
-    )
-    dcr = app_state.dcr(app_state.synth_key(), real, synth, ds.schema)
-    a, b = st.columns(2)
-    a.metric("Real records copied exactly", f"{core.exact_copy_share(real, synth):.3f}",
-             help=core.METRICS["exact_copy_share"].reading)
-    b.metric("Median distance to closest synthetic row (Gower)", f"{float(dcr.median()):.4f}",
-             help=core.METRICS["dcr_median"].reading)
-    st.plotly_chart(core.plots.dcr_figure(dcr), key="dcr_chart")
+    st.plotly_chart(core.plots.roc_figure(dr.membership), key="roc_chart")
+    show(dr.estimates["mia_auc"])
+
+if keys and sensitive:
+    st.subheader("Attribute disclosure by prediction")
+    ai = app_state.attribute_inference(key, real, synth, holdout, tuple(keys), sensitive, ds.schema, cfg.seed)
+    st.caption(plain(f"The intruder fits {ai.model} on the synthetic data to predict {sensitive} from "
+                     f"{', '.join(keys)}, then applies it to the {ai.n:,} confidential records."))
+    show(ai.estimate, fmt="{:.3f}" if ai.measure == "accuracy" else "{:,.4g}", note=sensitive)

@@ -25,6 +25,10 @@ x = mid.selectbox("Risk (x)", core.rumap.metric_options("risk"), format_func=lam
 y = right.selectbox("Utility (y)", core.rumap.metric_options("utility"),
                     format_func=lambda m: core.METRICS[m].label, key="ru_y")
 
+holdout = st.select_slider("Rows held out before synthesis (membership inference compares them with the rest)",
+                           options=[0.0, 0.1, 0.2, 0.3], value=0.0, format_func=lambda v: f"{v:.0%}", key="ru_holdout")
+measures = tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS, *core.rumap.RISK_COLUMNS, x, y]))
+
 try:
     epsilons = core.parse_epsilon_grid(grid_text)
 except ValueError as err:
@@ -35,7 +39,8 @@ if st.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
     bar = st.progress(0.0, text="Starting…")
     try:
         table = app_state.ru_sweep(app_state.synth_key(), ds.df, ds.schema, tuple(methods), tuple(epsilons),
-                                   int(reps), cfg.seed, _progress=lambda f, msg: bar.progress(f, text=msg))
+                                   int(reps), cfg.seed, _progress=lambda f, msg: bar.progress(f, text=msg),
+                                   metrics=measures, holdout=float(holdout))
     except (core.DataError, core.MethodRefused, ValueError) as err:
         app_state.show_error(str(err))
         st.stop()
@@ -47,6 +52,15 @@ if table is None:
     st.info("Choose methods and an ε grid, then run the sweep.")
     st.stop()
 
+missing = [core.METRICS[m].label for m in (x, y) if m not in table.columns]
+if missing:
+    st.info(f"This sweep did not compute {' and '.join(missing)}: run it again.")
+    st.stop()
+if table[x].isna().all():
+    st.info(f"{core.METRICS[x].label} is undefined at every point of this sweep: membership inference needs rows "
+            "held out, key-based measures need key variables and a sensitive column (Data page), and accuracy "
+            "or RMSE needs a categorical or numeric sensitive column respectively.")
+    st.stop()
 event = st.plotly_chart(core.plots.ru_figure(table, x, y), key="ru_chart", on_select="rerun",
                         selection_mode="points")
 points = event.selection.points if event and event.selection else []

@@ -7,6 +7,7 @@ map), :mod:`.utility` (Compare page), :mod:`.risk` (Risk page).
 from .base import (REAL_COLOUR, SYNTH_COLOUR, ci_forest_figure, dcr_figure, ecdf_figure, esc, histogram_figure,
                    ru_figure)
 from . import teaching  # noqa: F401  (Learn page figures: plots.teaching.*)
+from .risk import dcr_distributions_figure, estimate_figure, roc_figure
 
 __all__ = ["REAL_COLOUR", "SYNTH_COLOUR", "ci_forest_figure", "dcr_figure", "ecdf_figure", "esc",
-           "histogram_figure", "ru_figure"]
+           "histogram_figure", "ru_figure", "dcr_distributions_figure", "estimate_figure", "roc_figure"]
