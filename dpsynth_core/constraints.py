@@ -66,3 +66,17 @@ ROW_COUNT_EPSILON_SHARE = 0.05
 
 # Implicates: m synthetic datasets at ε/m each.
 MAX_IMPLICATES = 20
+
+# Dirichlet–multinomial synthesis works on the full contingency table: more
+# cells than this are refused before any work (memory, and a prior of
+# n_s/(e^ε − 1) per cell would drown the data anyway).
+DIRICHLET_MAX_CELLS = 1_000_000
+# Its default bins per numeric column: coarse, because every cell gets the
+# same prior weight; 3 keeps the bundled diamonds table (7 numeric and 3
+# categorical columns) at 3⁷·5·7·8 = 612,360 cells, under the cap.
+DIRICHLET_DEFAULT_BINS = 3
+
+# PeGS: the number m of most informative features whose exact values key each
+# conditional (the rest enter as a 1-bit hash), and block PeGS's block size.
+PEGS_TOP_FEATURES = 2
+PEGS_BLOCK = 10

@@ -74,6 +74,9 @@ class Synthesizer:
     conditional: ClassVar[bool] = False
     #: ``epsilon`` is spent once per synthetic record (PeGS, PMI): n_s records cost n_s·ε
     per_record: ClassVar[bool] = False
+    #: what one ``epsilon`` of a per-record method buys, formatted with the method's params
+    #: (block PeGS: "block of {block} synthetic records")
+    record_unit: ClassVar[str] = "synthetic record"
 
     def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
         """One sentence saying why this method cannot handle the data, or None.
@@ -327,7 +330,7 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
     if is_dp:
         label = f"ε-DP with ε = {total:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {total:g}, δ = {delta_spent:g}"
         if synth.per_record:
-            label += f" (ε = {epsilon:g} per synthetic record, {n:,} records)"
+            label += f" (ε = {epsilon:g} per {synth.record_unit.format(**params)}, {n:,} records)"
     else:
         label = "not DP (" + "; ".join(reasons) + ")"
     composition = "none"
