@@ -254,8 +254,11 @@ def test_partial_synthesis_keeps_other_columns_row_for_row(method, penguins):
         # the unconditional methods give |r| < 0.1 (SD of r under no link: 1/√342 ≈ 0.054).
         both = result.data["body_mass_g"].notna() & df["body_mass_g"].notna()
         assert np.corrcoef(result.data["body_mass_g"][both], df["body_mass_g"][both])[0, 1] > 0.6
-    if SYNTHESIZERS[method].is_dp:  # the budget is split over the synthesized columns only
-        assert [s["epsilon"] for s in ledger["steps"]] == pytest.approx([0.5, 0.5])
+    if SYNTHESIZERS[method].is_dp and not SYNTHESIZERS[method].per_record:
+        # Kept columns cost nothing: the whole ε = 1 goes to the synthesized columns, whether the
+        # method spends it per column (independent: 0.5 + 0.5) or in one step (dirichlet).
+        assert math.fsum(s["epsilon_total"] for s in ledger["steps"]) == pytest.approx(1.0)
+        assert ledger["synthesized_columns"] == targets
 
 
 def test_partial_synthesis_refuses_other_row_counts_and_unknown_columns(penguins):

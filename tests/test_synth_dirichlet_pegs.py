@@ -84,7 +84,10 @@ def test_pegs_ledger_composes_over_records(penguins):
     assert led["epsilon_per_record"] == pytest.approx(3 * LN2)
     assert led["epsilon_total"] == pytest.approx(40 * 3 * LN2)           # n_s · ε = 83.18
     assert led["dp_label"] == f"ε-DP with ε = {40 * 3 * LN2:g} (ε = {3 * LN2:g} per synthetic record, 40 records)"
-    assert all("not covered by ε" in s["detail"] for s in led["steps"])  # the noiseless MI ranking
+    # Default ranking is public (column order); ranking by mutual information on the data is not.
+    assert led["is_dp"] and all("ranking='public'" in s["detail"] for s in led["steps"])
+    led = synthesize(df[cols], "pegs", epsilon=3 * LN2, schema=schema, n=40, seed=0, ranking="data").ledger
+    assert not led["is_dp"] and "mutual information on the data" in led["dp_label"]
 
 
 def test_pegs_rs_ledger_counts_blocks(penguins):
@@ -235,7 +238,7 @@ def test_dirichlet_with_tiny_epsilon_is_uniform_over_cells(penguins):
 
 def test_mutual_information_ranking_matches_sklearn(penguins):
     df, schema = penguins
-    model = SYNTHESIZERS["pegs"].measure(df, schema, schema.used, bins=20, top=2)
+    model = SYNTHESIZERS["pegs"].measure(df, schema, schema.used, bins=20, top=2, ranking="data")
     codes, _ = encode(df, schema, schema.used, 20)
     m = len(schema.used)
     mi = np.array([[mutual_info_score(codes[:, i], codes[:, j]) if i != j else 0.0 for j in range(m)]

@@ -78,6 +78,10 @@ class Synthesizer:
     #: (block PeGS: "block of {block} synthetic records")
     record_unit: ClassVar[str] = "synthetic record"
 
+    def not_dp_reasons(self, **params) -> list[str]:
+        """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
+        return []
+
     def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
         """One sentence saying why this method cannot handle the data, or None.
 
@@ -314,6 +318,8 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
         reasons.append("data-derived bounds or categories for " + ", ".join(derived))
     if kept:
         reasons.append("partial synthesis releases original values of " + ", ".join(kept))
+    if synth.is_dp:
+        reasons += synth.not_dp_reasons(**params)
     is_dp = not reasons
     total = math.fsum(s.total_epsilon for s in steps) if synth.is_dp else None
     delta_spent = math.fsum(s.total_delta for s in steps)

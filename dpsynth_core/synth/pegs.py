@@ -2,7 +2,7 @@
 
 Every column is categorical here (numeric ones binned over their declared
 bounds, see :mod:`.encoding`). For each feature x_i the other features are
-ranked by mutual information with x_i; the conditional of x_i is keyed by
+ranked (see "Ranking" below); the conditional of x_i is keyed by
 
     h(x₋ᵢ) = (exact values of the ``top`` most informative features,
               a fixed 1-bit hash of all the others),
@@ -32,10 +32,12 @@ block costs ε, with α = 1/(e^(ε/M) − 1) for ε the block's budget. In the
 paper's terms that is a per-record ε' = ε/B. The price is utility: later
 records of a block increasingly come from uniform conditionals.
 
-Not covered by ε. Which features are "top" is chosen by mutual information
-computed on the data without noise, as in Park & Ghosh; one record can in
-principle change that choice, and the accounting above (the paper's) treats
-the keys as fixed.
+Ranking. The accounting above treats the keys as fixed, so which features
+are "top" must not depend on the data. By default (``ranking="public"``)
+they are the nearest columns in the declared column order: order the columns
+so that associated ones sit together. ``ranking="data"`` ranks by mutual
+information on the data without noise, as Park & Ghosh do; one record can
+change that choice, which ε does not cover, so such a run is labelled not DP.
 
 References
 ----------
@@ -162,11 +164,22 @@ class PegsModel:
         return [d.size for d in self.domains]
 
 
-def measure_pegs(df, schema, columns, *, bins: int, top: int) -> PegsModel:
+RANKINGS = ("public", "data")
+
+
+def measure_pegs(df, schema, columns, *, bins: int, top: int, ranking: str) -> PegsModel:
+    if ranking not in RANKINGS:
+        raise ValueError(f"ranking must be one of {RANKINGS}, got {ranking!r}")
     codes, domains = encode(df, schema, columns, check_bins(bins))
     codes = codes[(codes != OUTSIDE).all(axis=1)]  # values outside the public domain are not counted
     sizes = [d.size for d in domains]
-    mi = mutual_information(codes, sizes)
+    if ranking == "data":
+        mi = mutual_information(codes, sizes)
+    else:
+        # Public ranking: neighbours in the declared column order first (no look at the data),
+        # so the user controls which associations are kept by ordering the columns.
+        pos = np.arange(len(columns))
+        mi = -np.abs(pos[:, None] - pos[None, :]).astype(float)
     conditionals = []
     for i in range(len(columns)):
         # Most informative first; ties broken by column position so the ranking is reproducible.
@@ -238,8 +251,12 @@ def _key_detail(model: PegsModel, cond: Conditional) -> str:
     return f"key: {key} ({cond.n_keys:,} keys × {model.sizes[cond.target]} values)"
 
 
-_NOT_COVERED = ("the top features are ranked by mutual information on the data without noise, "
-                "as in Park & Ghosh; that choice is not covered by ε")
+_DATA_RANKING = "the top features were ranked by mutual information on the data without noise (ranking='data')"
+
+
+def _ranking_note(ranking: str) -> str:
+    return (_DATA_RANKING + ", as in Park & Ghosh; not covered by ε" if ranking == "data"
+            else "top features: the nearest columns in the declared order (public, ranking='public')")
 
 
 @register
@@ -253,18 +270,22 @@ class Pegs(Synthesizer):
     description = ("Each record is one Gibbs sweep from a random seed: every column drawn from its "
                    "conditional given the exact values of its most informative columns (plus a 1-bit hash "
                    "of the rest), with α = 1/(e^(ε/M) − 1) added to every count. ε is spent per record, so "
-                   "n records cost n·ε. Which columns count as most informative is read off the data "
-                   "without noise, as in the paper, and is not covered by ε.")
-    defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES}
+                   "n records cost n·ε. The key columns are the nearest in the declared column order "
+                   "(public); ranking='data' picks them by mutual information as the paper does, which "
+                   "reads the data without noise, so such a run is labelled not DP.")
+    defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES, "ranking": "public"}
+
+    def not_dp_reasons(self, *, ranking="public", **params):
+        return [_DATA_RANKING] if ranking == "data" else []
 
     def refuse(self, schema, columns, n, *, bins, top, **params):
         check_counts(top=top)
         return _key_space_refusal(schema, columns, check_bins(bins), top)
 
-    def measure(self, df, schema, columns, *, bins, top):
-        return measure_pegs(df, schema, columns, bins=bins, top=top)
+    def measure(self, df, schema, columns, *, bins, top, ranking="public"):
+        return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
-    def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top):
+    def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public"):
         m = len(measured.columns)
         alpha = pegs_alpha(epsilon, m)
         codes = np.column_stack([rng.integers(0, s, n) for s in measured.sizes])  # public seed pool
@@ -273,7 +294,7 @@ class Pegs(Synthesizer):
         steps = [Step("perturbed conditional (PeGS)", f"{measured.columns[c.target]} given its key",
                       epsilon / m, repeats=n,
                       detail=(f"(n_hj + α)/(N_h + C·α), α = 1/(e^(ε/M) − 1) = {alpha:.6g}, M = {m}; one use per "
-                              f"record; {_key_detail(measured, c)}; {_NOT_COVERED}"))
+                              f"record; {_key_detail(measured, c)}; {_ranking_note(ranking)}"))
                  for c in measured.conditionals]
         return _decode(measured, codes, rng), steps
 
@@ -289,19 +310,22 @@ class PegsReset(Synthesizer):
     record_unit = "block of {block} synthetic records"
     description = ("PeGS that draws a block of B records from one seed by repeated sweeps; a conditional, "
                    "once used, is reset to uniform for the rest of the block, so a block costs ε "
-                   "(ε/B per record). Large blocks lose utility. The choice of informative columns is read "
-                   "off the data without noise, as in the paper, and is not covered by ε.")
+                   "(ε/B per record). Large blocks lose utility. Key columns as in PeGS: public column order "
+                   "by default; ranking='data' (mutual information, as in the paper) makes a run not DP.")
     defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES,
-                "block": constraints.PEGS_BLOCK}
+                "block": constraints.PEGS_BLOCK, "ranking": "public"}
+
+    def not_dp_reasons(self, *, ranking="public", **params):
+        return [_DATA_RANKING] if ranking == "data" else []
 
     def refuse(self, schema, columns, n, *, bins, top, block, **params):
         check_counts(top=top, block=block)
         return _key_space_refusal(schema, columns, check_bins(bins), top)
 
-    def measure(self, df, schema, columns, *, bins, top, block):
-        return measure_pegs(df, schema, columns, bins=bins, top=top)
+    def measure(self, df, schema, columns, *, bins, top, block, ranking="public"):
+        return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
-    def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block):
+    def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public"):
         m = len(measured.columns)
         alpha = pegs_alpha(epsilon, m)
         blocks = -(-n // block)
@@ -321,7 +345,7 @@ class PegsReset(Synthesizer):
                       epsilon / m, repeats=blocks,
                       detail=(f"(n_hj + α)/(N_h + C·α), α = 1/(e^(ε/M) − 1) = {alpha:.6g}, M = {m}; ε per block of "
                               f"{block} records ({blocks:,} blocks for {n:,} records): each key is used once per "
-                              f"block, then uniform; {_key_detail(measured, c)}; {_NOT_COVERED}"))
+                              f"block, then uniform; {_key_detail(measured, c)}; {_ranking_note(ranking)}"))
                  for c in measured.conditionals]
         return _decode(measured, codes, rng), steps
 
