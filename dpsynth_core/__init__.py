@@ -18,6 +18,9 @@ from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table
 from .synth import SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, synthesize
 from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, propensity_metrics,
                       regression_ci_overlap)
+from .utility import (association_fit, column_distances, combine_implicates, correlation_fit, cramers_v,
+                      hellinger_distance, missing_shares, moments_table, pegs_distances, tv_distance,
+                      utility_summary)
 
 __all__ = [
     "BUNDLED", "KINDS", "METRICS", "SYNTHESIZERS",
@@ -28,4 +31,6 @@ __all__ = [
     "infer_schema", "ks_statistic", "ledger_steps_table", "load_bundled", "load_csv", "match_rates",
     "membership_inference", "parse_epsilon_grid", "privacy_statement", "propensity_metrics",
     "regression_ci_overlap", "ru_map", "schema_from_table", "schema_table", "synthesize", "to_csv_bytes",
+    "association_fit", "column_distances", "combine_implicates", "correlation_fit", "cramers_v",
+    "hellinger_distance", "missing_shares", "moments_table", "pegs_distances", "tv_distance", "utility_summary",
 ]

@@ -2,34 +2,73 @@
 
 - :mod:`.univariate`: shared-bin histograms, ECDFs and the KS distance, one
   column at a time.
+- :mod:`.marginals`: per-column distances (KS, total variation, Hellinger),
+  moments, percentiles, shares of zeros and of missing values, with a note
+  for every value that cannot be computed.
+- :mod:`.bivariate`: correlation fit and Cramér's V fit.
+- :mod:`.pegs_distance`: the PeGS paper's marginal and conditional distances.
 - :mod:`.propensity`: can a discriminator tell real rows from synthetic ones
-  (pMSE, pMSE ratio, SPECKS, AUC)?
+  (pMSE, pMSE ratio, SPECKS, AUC; in-sample or on held-out rows)?
 - :mod:`.regression`: does a regression give the same answers on both
-  (confidence-interval overlap, SSO)?
+  (confidence-interval overlap, SSO, PeGS regression distance), with
+  :mod:`.combining` for m implicates?
+- :mod:`.report`: the Compare page's summary, tiles and discriminator choices.
 - :mod:`.design`: the design-matrix encoding the two model-based metrics share.
 
-Importing the package registers the headline metrics (``pmse``,
-``pmse_ratio``, ``specks``, ``auc``, ``ks_mean``, ``ci_overlap_mean``) in
-:data:`dpsynth_core.metric_info.METRICS`.
+Importing the package registers every metric in
+:data:`dpsynth_core.metric_info.METRICS` (direction and range) and the scalar
+ones that suit the risk-utility map in :data:`dpsynth_core.scoring.SCORERS`.
 """
 
+from .bivariate import CorrelationFit, association_fit, correlation_fit, cramers_v, matrix_fit
+from .combining import COMBINING_CAVEAT, CombinedEstimate, combine_implicates
 from .design import Design, column_kinds, propensity_design
+from .marginals import (ColumnComparison, column_distances, compare_columns, hellinger_distance, missing_shares,
+                        moments_table, tv_distance)
+from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, propensity_metrics
 from .regression import RegressionOverlap, ci_overlap, regression_ci_overlap
+from .report import (DISCRIMINATORS, Tile, UtilitySummary, format_value, metric_tile, propensity_tiles,
+                     run_discriminator, utility_summary)
 from .univariate import EcdfData, ecdf_data, histogram_data, ks_mean, ks_statistic
 
 __all__ = [
+    "COMBINING_CAVEAT",
+    "DISCRIMINATORS",
+    "ColumnComparison",
+    "CombinedEstimate",
+    "CorrelationFit",
     "Design",
     "EcdfData",
+    "PegsDistances",
     "PropensityResult",
     "RegressionOverlap",
+    "Tile",
+    "UtilitySummary",
+    "association_fit",
     "ci_overlap",
+    "column_distances",
     "column_kinds",
+    "combine_implicates",
+    "compare_columns",
+    "correlation_fit",
+    "cramers_v",
     "ecdf_data",
+    "format_value",
+    "hellinger_distance",
     "histogram_data",
     "ks_mean",
     "ks_statistic",
+    "matrix_fit",
+    "metric_tile",
+    "missing_shares",
+    "moments_table",
+    "pegs_distances",
     "propensity_design",
     "propensity_metrics",
+    "propensity_tiles",
     "regression_ci_overlap",
+    "run_discriminator",
+    "tv_distance",
+    "utility_summary",
 ]

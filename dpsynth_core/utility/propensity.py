@@ -24,14 +24,14 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import roc_auc_score, roc_curve
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from .design import Design, column_kinds, propensity_design
+from .design import Design, column_kinds, independent_columns, propensity_design
 from .univariate import ks_statistic
 
 __all__ = ["PropensityResult", "propensity_metrics"]
@@ -64,8 +64,8 @@ register(
         lower=0.0,
         upper=float("inf"),
         best=1.0,
-        reading="pMSE divided by its value when real and synthetic come from the same "
-        "distribution; near 1 is as good as it gets, large values mean distinguishable.",
+        reading="pMSE ratio 1 means indistinguishable; under 3 is good, under 10 acceptable "
+        "(pMSE over its expected value when the synthesis keeps all the model can see).",
     )
 )
 register(
@@ -146,6 +146,17 @@ class PropensityResult:
         False when the logit fit hit its iteration cap, which happens when
         the two datasets are (almost) perfectly separable; the scores are
         then still ordered correctly, so AUC and SPECKS stay meaningful.
+    interactions : bool
+        Whether the logit saw pairwise interactions.
+    holdout : float
+        Share of the rows held out of the fit and scored (0: the model is
+        scored on the rows it was fitted on, as in Snoke et al.).
+    n_fit : int
+        Rows the model was fitted on (``n_used`` without the held-out rows).
+    score_rows : ndarray of int or None
+        With ``holdout``: positions of the scored rows among the ``n_used``
+        stacked rows (real subsample first, then synthetic), aligned with
+        ``scores``; None when every row is scored.
     """
 
     pmse: float
@@ -161,6 +172,53 @@ class PropensityResult:
     terms: tuple[str, ...] = field(default=(), repr=False)
     importance: pd.Series | None = field(default=None, repr=False)
     converged: bool = True
+    interactions: bool = False
+    holdout: float = 0.0
+    n_fit: int = 0
+    score_rows: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def ratio_note(self) -> str | None:
+        """Why the pMSE ratio has no finite value, in words; None when it has one.
+
+        A CART null of 0 is common on large data: no tree fitted to permuted
+        labels finds a split worth cp, so every permutation scores pMSE 0. A
+        tree's pMSE equals half its weighted Gini decrease, and a split is
+        only made when that decrease is at least cp·2c(1 − c), so any tree
+        that splits at all has pMSE ≥ cp·c(1 − c): the figure reported is
+        how many times the fitted tree's pMSE exceeds that floor.
+        """
+        if np.isfinite(self.pmse_ratio):
+            return None
+        if self.model == "cart" and self.pmse_null == 0 and self.pmse > 0:
+            c = self.n_synth / len(self.labels) if len(self.labels) else 0.5
+            floor = _CART_CP * c * (1.0 - c)
+            return (
+                f"The pMSE ratio is not defined here: none of the trees fitted to permuted labels "
+                f"found a split (null pMSE 0 at {self.n_fit:,} rows), while the tree on the true labels "
+                f"did ({self.n_params} leaves). The synthetic rows are distinguishable beyond chance: "
+                f"their pMSE is {self.pmse / floor:,.0f} times the smallest pMSE a tree that splits "
+                f"can reach (cp·c(1 − c) = {floor:.2g}). Read pMSE, SPECKS and AUC instead."
+            )
+        if self.pmse_null == 0:
+            return "The pMSE ratio is not defined: the model has no usable column, so its null pMSE is 0."
+        return None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Sentences the app shows beside the figures."""
+        out = []
+        if self.ratio_note:
+            out.append(self.ratio_note)
+        if not self.converged:
+            out.append("The logistic fit did not converge: real and synthetic rows are (almost) perfectly "
+                       "separable. pMSE is then near its maximum; AUC and SPECKS still rank correctly.")
+        return tuple(out)
+
+    def roc_curve(self) -> pd.DataFrame:
+        """ROC curve of the scores against the labels: ``fpr``, ``tpr``, ``threshold``."""
+        fpr, tpr, thr = roc_curve(self.labels, self.scores)
+        return pd.DataFrame({"fpr": fpr, "tpr": tpr, "threshold": thr})
 
     @property
     def n_real(self) -> int:
@@ -206,11 +264,14 @@ def _subsample(
     return idx_real, idx_synth
 
 
-def _fit_logit(X: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Unpenalised logistic MLE: fitted probabilities, coefficients, converged."""
+def _fit_logit(
+    X: np.ndarray, t: np.ndarray, X_score: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Unpenalised logistic MLE: probabilities at ``X_score`` (default ``X``), coefficients, converged."""
+    X_score = X if X_score is None else X_score
     if X.shape[1] == 0:
         # Intercept only: the MLE is the sample share, whatever the data.
-        return np.full(len(t), t.mean()), np.zeros(0), True
+        return np.full(len(X_score), t.mean()), np.zeros(0), True
     # C = inf is sklearn's spelling of "no penalty" since penalty=None was
     # deprecated (1.8). Newton-Cholesky converges in a handful of steps on a
     # few dozen columns; tol is tight because the null pMSE formula assumes
@@ -221,7 +282,7 @@ def _fit_logit(X: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, bo
         model.fit(X, t)
     warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     converged = not warned and int(np.max(model.n_iter_)) < model.max_iter
-    return model.predict_proba(X)[:, 1], model.coef_.ravel(), converged
+    return model.predict_proba(X_score)[:, 1], model.coef_.ravel(), converged
 
 
 def _cart(min_leaf: int, alpha: float, seed: int) -> DecisionTreeClassifier:
@@ -268,6 +329,7 @@ def propensity_metrics(
     categorical: Iterable[str] | None = None,
     max_rows: int = constraints.PROPENSITY_MAX_ROWS,
     permutations: int = 20,
+    holdout: float = 0.0,
 ) -> PropensityResult:
     """Propensity-score utility (pMSE, pMSE ratio, SPECKS, AUC).
 
@@ -296,6 +358,16 @@ def propensity_metrics(
     permutations : int, default 20
         ``"cart"`` only: label permutations averaged for the null pMSE.
         Must be at least 1.
+    holdout : float, default 0
+        Share of the rows (after ``max_rows``) held out of the fit, drawn
+        within each group so c is kept; the model is fitted on the rest and
+        pMSE, SPECKS and AUC are computed on the held-out rows only, so a
+        discriminator that memorises rows gains nothing. The logit null
+        then uses N = rows fitted (the fitted probabilities' spread is set
+        by them, and at new rows from the same distribution it is the same
+        to first order); the CART null permutes the training labels and
+        scores the held-out rows. 0 (default) scores the rows fitted, as
+        Snoke et al. do. Must be in [0, 0.9].
 
     Returns
     -------
@@ -337,6 +409,10 @@ def propensity_metrics(
         raise TypeError(f"permutations must be an int, got {type(permutations).__name__}")
     if permutations < 1:
         raise ValueError(f"permutations must be at least 1, got {permutations}")
+    if isinstance(holdout, bool) or not isinstance(holdout, (int, float, np.floating)):
+        raise TypeError(f"holdout must be a float, got {type(holdout).__name__}")
+    if not 0.0 <= holdout <= 0.9:
+        raise ValueError(f"holdout must be a share in [0, 0.9], got {holdout}")
     synth = _check_frames(real, synth)
     # One BLAS thread: on 10^5 x 25 products synchronisation costs more than
     # a second core saves, and when the app serves several sessions on two
@@ -351,6 +427,7 @@ def propensity_metrics(
             categorical=categorical,
             max_rows=int(max_rows),
             permutations=int(permutations),
+            holdout=float(holdout),
         )
 
 
@@ -364,24 +441,35 @@ def _propensity(
     categorical: Iterable[str] | None,
     max_rows: int,
     permutations: int,
+    holdout: float = 0.0,
 ) -> PropensityResult:
     """The work of :func:`propensity_metrics`, after its checks."""
     idx_real, idx_synth = _subsample(len(real), len(synth), max_rows, rng)
     stacked = pd.concat([real.iloc[idx_real], synth.iloc[idx_synth]], ignore_index=True)
     t = np.r_[np.zeros(len(idx_real), dtype=int), np.ones(len(idx_synth), dtype=int)]
     n_used = len(t)
-    c = len(idx_synth) / n_used
 
     kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
     design: Design = propensity_design(
         stacked, kinds=kinds, interactions=interactions and model == "logit"
     )
+    if holdout > 0:
+        fit_rows, score_rows = _holdout_split(t, holdout, rng)
+        # A rare dummy can be constant among the rows fitted.
+        design = design.take(independent_columns(design.X[fit_rows]))
+        X_fit, t_fit, X_score, t_score = design.X[fit_rows], t[fit_rows], design.X[score_rows], t[score_rows]
+    else:
+        X_fit = X_score = design.X
+        t_fit = t_score = t
+        score_rows = None
+    n_fit = len(t_fit)
+    c = float(t_fit.mean())
 
     converged = True
     if model == "logit":
-        scores, coef, converged = _fit_logit(design.X, t)
+        scores, coef, converged = _fit_logit(X_fit, t_fit, X_score)
         n_params = design.n_columns + 1
-        pmse_null = (n_params - 1) * (1.0 - c) ** 2 * c / n_used
+        pmse_null = (n_params - 1) * (1.0 - c) ** 2 * c / n_fit
         # Columns are standardised, so |coef| is comparable across terms.
         importance = pd.Series(np.abs(coef), index=list(design.names), dtype=float)
     else:
@@ -389,22 +477,22 @@ def _propensity(
         min_leaf = constraints.CART_MIN_LEAF
         tree = _cart(min_leaf, alpha, int(rng.integers(2**31 - 1)))
         if design.n_columns:
-            tree.fit(design.X, t)
-            scores = tree.predict_proba(design.X)[:, 1]
+            tree.fit(X_fit, t_fit)
+            scores = tree.predict_proba(X_score)[:, 1]
             n_params = int(tree.get_n_leaves())
             importance = pd.Series(
                 tree.feature_importances_, index=list(design.names), dtype=float
             )
         else:
-            scores = np.full(n_used, c)
+            scores = np.full(len(t_score), c)
             n_params = 1
             importance = pd.Series(dtype=float)
         null = []
         for _ in range(permutations if design.n_columns else 0):
-            shuffled = rng.permutation(t)
+            shuffled = rng.permutation(t_fit)
             perm_tree = _cart(min_leaf, alpha, int(rng.integers(2**31 - 1)))
-            perm_tree.fit(design.X, shuffled)
-            null.append(_pmse(perm_tree.predict_proba(design.X)[:, 1], c))
+            perm_tree.fit(X_fit, shuffled)
+            null.append(_pmse(perm_tree.predict_proba(X_score)[:, 1], c))
         pmse_null = float(np.mean(null)) if null else 0.0
 
     pmse = _pmse(scores, c)
@@ -413,20 +501,40 @@ def _propensity(
     else:
         # A zero null means no model could split permuted labels (or there
         # is no usable column): any structure found is infinitely above it.
+        # PropensityResult.ratio_note says so in words for the app.
         ratio = float("inf") if pmse > 0 else float("nan")
-    real_scores, synth_scores = scores[t == 0], scores[t == 1]
+    real_scores, synth_scores = scores[t_score == 0], scores[t_score == 1]
     return PropensityResult(
         pmse=pmse,
         pmse_null=float(pmse_null),
         pmse_ratio=float(ratio),
         specks=ks_statistic(real_scores, synth_scores),
-        auc=float(roc_auc_score(t, scores)),
+        auc=float(roc_auc_score(t_score, scores)),
         scores=scores,
-        labels=t,
+        labels=t_score,
         n_params=int(n_params),
         n_used=int(n_used),
         model=model,
         terms=design.names,
         importance=importance.sort_values(ascending=False, kind="stable"),
         converged=bool(converged),
+        interactions=bool(interactions and model == "logit"),
+        holdout=float(holdout),
+        n_fit=int(n_fit),
+        score_rows=score_rows,
     )
+
+
+def _holdout_split(t: np.ndarray, share: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(rows to fit, rows to score): ``share`` of each group held out, at least one row each side."""
+    fit, score = [], []
+    for label in (0, 1):
+        rows = np.flatnonzero(t == label)
+        if rows.size < 2:
+            raise DataError("Too few rows to hold some out: each of real and synthetic needs at least 2.")
+        k = min(max(int(round(share * rows.size)), 1), rows.size - 1)
+        held = np.zeros(rows.size, dtype=bool)
+        held[rng.choice(rows.size, size=k, replace=False)] = True
+        fit.append(rows[~held])
+        score.append(rows[held])
+    return np.concatenate(fit), np.concatenate(score)

@@ -1,8 +1,11 @@
 """Specific utility: does a regression fitted on the synthetic data agree?
 
 The same model is fitted on both datasets and each coefficient's confidence
-intervals are compared by their overlap (Karr et al. 2006) and by sign,
-significance and overlap together (SSO, Barrientos et al. 2021).
+intervals are compared by their overlap (Karr et al. 2006), by sign,
+significance and overlap together (SSO, Barrientos et al. 2021) and by the
+PeGS paper's regression distance Σ |(β_s − β_o)/β_o| (Park & Ghosh 2014).
+Given m synthetic implicates, the synthetic estimate and interval come from
+the combining rules of :mod:`.combining`.
 
 References
 ----------
@@ -26,9 +29,11 @@ import pandas as pd
 from scipy import linalg, special, stats
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
+from .combining import COMBINING_CAVEAT, combine_implicates
 from .design import as_labels, column_kinds, dummy_matrix, independent_columns
 
 __all__ = ["RegressionOverlap", "ci_overlap", "regression_ci_overlap"]
@@ -47,6 +52,32 @@ register(
         best=1.0,
         reading="Average overlap of the coefficients' confidence intervals fitted on "
         "real and on synthetic data; 1 identical, 0 touching, negative a gap.",
+    )
+)
+register(
+    MetricInfo(
+        name="sso",
+        label="SSO share",
+        kind="utility",
+        goal="maximize",
+        lower=0.0,
+        upper=1.0,
+        best=1.0,
+        reading="Share of coefficients with the same sign, the same significance and "
+        "overlapping intervals on real and synthetic data (Barrientos et al. 2021); 1 all agree.",
+    )
+)
+register(
+    MetricInfo(
+        name="coef_distance",
+        label="Regression distance (PeGS)",
+        kind="utility",
+        goal="minimize",
+        lower=0.0,
+        upper=float("inf"),
+        best=0.0,
+        reading="Sum over coefficients of |synthetic − real| / |real| (Park & Ghosh); 0 same "
+        "coefficients, 1 per coefficient is a 100% error.",
     )
 )
 
@@ -121,9 +152,22 @@ class RegressionOverlap:
     level : float
         Confidence level of the intervals.
     n_real, n_synth : int
-        Rows used from each dataset (complete cases).
+        Rows used from each dataset (complete cases); with m implicates,
+        ``n_synth`` is the mean over them, rounded.
     notes : tuple of str
         Sentences for the user about rows dropped or fits in trouble.
+    coef_distance : float
+        Σ |(β_s − β_o)/β_o| over the coefficients estimable on both sides
+        with β_o ≠ 0 (the PeGS paper's regression distance; intercept
+        included). Per coefficient in the table's ``rel_diff``.
+    m : int
+        Number of synthetic implicates.
+    combining : DataFrame or None
+        With m ≥ 2, the combination per term (``estimate``, ``between_b``,
+        ``within_v``, ``raw_variance``, ``variance``, ``df``, ``adjusted``,
+        ``lo``, ``hi``); see :func:`~dpsynth_core.utility.combining.combine_implicates`.
+    rule : str or None
+        ``"fully"`` or ``"partially"`` with m ≥ 2.
     """
 
     table: pd.DataFrame
@@ -134,6 +178,10 @@ class RegressionOverlap:
     n_real: int
     n_synth: int
     notes: tuple[str, ...] = field(default=())
+    coef_distance: float = float("nan")
+    m: int = 1
+    combining: pd.DataFrame | None = field(default=None, repr=False)
+    rule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,11 +190,12 @@ class _Fit:
     lo: np.ndarray
     hi: np.ndarray
     note: str | None = None
+    se: np.ndarray | None = None
 
 
 def _nan_fit(p: int, note: str | None) -> _Fit:
     nan = np.full(p, np.nan)
-    return _Fit(nan, nan.copy(), nan.copy(), note)
+    return _Fit(nan, nan.copy(), nan.copy(), note, nan.copy())
 
 
 def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,8 +216,9 @@ def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Z, A
 
 
-# Estimates, half-widths of their intervals, and a note for the user.
-_Estimates = tuple[np.ndarray, np.ndarray, str | None]
+# Estimates, their standard errors, a note for the user, and the quantile of
+# the reference distribution (t or normal) for the interval.
+_Estimates = tuple[np.ndarray, np.ndarray, str | None, float]
 
 
 def _fit_linear(X: np.ndarray, y: np.ndarray, level: float) -> _Estimates:
@@ -178,20 +228,19 @@ def _fit_linear(X: np.ndarray, y: np.ndarray, level: float) -> _Estimates:
     q, r = np.linalg.qr(Z)
     b = linalg.solve_triangular(r, q.T @ y)
     if df <= 0:
-        return A @ b, np.full(p, np.nan), "fewer rows than coefficients: no interval"
+        return A @ b, np.full(p, np.nan), "fewer rows than coefficients: no interval", np.nan
     resid = y - Z @ b
     sigma2 = resid @ resid / df
     r_inv = linalg.solve_triangular(r, np.eye(p))
     cov = A @ (sigma2 * r_inv @ r_inv.T) @ A.T
-    half = stats.t.ppf(0.5 + level / 2.0, df) * np.sqrt(np.diag(cov))
-    return A @ b, half, None
+    return A @ b, np.sqrt(np.diag(cov)), None, stats.t.ppf(0.5 + level / 2.0, df)
 
 
 def _fit_logistic(X: np.ndarray, y: np.ndarray, level: float) -> _Estimates:
     Z, A = _standardise(X)
     p = Z.shape[1]
     if np.unique(y).size < 2:
-        return np.full(p, np.nan), np.full(p, np.nan), "the outcome takes one value only"
+        return np.full(p, np.nan), np.full(p, np.nan), "the outcome takes one value only", np.nan
     note = None
     if p == 1:
         # Intercept only: the MLE is the logit of the sample share.
@@ -212,10 +261,9 @@ def _fit_logistic(X: np.ndarray, y: np.ndarray, level: float) -> _Estimates:
     try:
         cov_z = linalg.inv(info)
     except linalg.LinAlgError:
-        return A @ b, np.full(p, np.nan), "singular information matrix: no interval"
+        return A @ b, np.full(p, np.nan), "singular information matrix: no interval", np.nan
     cov = A @ cov_z @ A.T
-    half = stats.norm.ppf(0.5 + level / 2.0) * np.sqrt(np.diag(cov))
-    return A @ b, half, note
+    return A @ b, np.sqrt(np.diag(cov)), note, stats.norm.ppf(0.5 + level / 2.0)
 
 
 def _fit(X: np.ndarray, y: np.ndarray, family: str, level: float) -> _Fit:
@@ -225,11 +273,12 @@ def _fit(X: np.ndarray, y: np.ndarray, family: str, level: float) -> _Fit:
         return _nan_fit(p, "no complete rows")
     keep = independent_columns(X)
     fitter = _fit_linear if family == "linear" else _fit_logistic
-    est_k, half_k, note = fitter(X[:, keep], y, level)
+    est_k, se_k, note, quantile = fitter(X[:, keep], y, level)
     cols = np.r_[0, keep + 1]
-    est, half = np.full(p, np.nan), np.full(p, np.nan)
-    est[cols], half[cols] = est_k, half_k
-    return _Fit(est, est - half, est + half, note)
+    est, se = np.full(p, np.nan), np.full(p, np.nan)
+    est[cols], se[cols] = est_k, se_k
+    half = quantile * se
+    return _Fit(est, est - half, est + half, note, se)
 
 
 def _binary_outcome(labels: np.ndarray, levels: list[str]) -> np.ndarray:
@@ -238,20 +287,28 @@ def _binary_outcome(labels: np.ndarray, levels: list[str]) -> np.ndarray:
 
 def regression_ci_overlap(
     real: pd.DataFrame,
-    synth: pd.DataFrame,
+    synth: pd.DataFrame | Sequence[pd.DataFrame],
     outcome: str,
     predictors: Sequence[str] | str,
     *,
     family: str = "linear",
     level: float = 0.95,
     categorical: Iterable[str] | None = None,
+    partially_synthetic: bool = False,
 ) -> RegressionOverlap:
     """Compare one regression fitted on real and on synthetic data.
 
     Parameters
     ----------
-    real, synth : DataFrame
-        Confidential and synthetic data.
+    real : DataFrame
+        Confidential data.
+    synth : DataFrame or sequence of DataFrame
+        Synthetic data, or m synthetic implicates (``Synthesis.implicates``).
+        With m ≥ 2 the model is fitted on each implicate and the synthetic
+        estimate and interval come from the combining rules
+        (:func:`~dpsynth_core.utility.combining.combine_implicates`): Reiter
+        (2002) for fully synthetic data, Reiter (2003) with
+        ``partially_synthetic``.
     outcome : str
         Response column. Numeric for ``"linear"``. For ``"logistic"``:
         numeric coded 0/1, or categorical with two levels in the real data
@@ -266,6 +323,9 @@ def regression_ci_overlap(
         Confidence level. Must be in (0, 1).
     categorical : iterable of str, optional
         Numeric predictors (or outcome) to treat as categorical.
+    partially_synthetic : bool, default False
+        The implicates keep some columns of the real data row for row (the
+        ledger's ``kept_columns`` is not empty): use T_p. Ignored for m = 1.
 
     Returns
     -------
@@ -278,7 +338,8 @@ def regression_ci_overlap(
     occurs in the real data (no coefficient exists to compare them with);
     ``n_real``, ``n_synth`` and ``notes`` report it. A coefficient that
     cannot be estimated on one dataset (a level absent from the synthetic
-    data, a predictor constant there) gets NaN estimates and overlap.
+    data, a predictor constant there) gets NaN estimates and overlap; with
+    implicates, a coefficient not estimable on one of them is NaN.
 
     Examples
     --------
@@ -287,12 +348,28 @@ def regression_ci_overlap(
     >>> x = rng.normal(size=200)
     >>> real = pd.DataFrame({"x": x, "y": 1 + 2 * x + rng.normal(size=200)})
     >>> res = regression_ci_overlap(real, real, "y", ["x"])
-    >>> res.mean_overlap, res.sso
-    (1.0, 1.0)
+    >>> res.mean_overlap, res.sso, res.coef_distance
+    (1.0, 1.0, 0.0)
     """
-    for name, frame in (("real", real), ("synth", synth)):
+    # One BLAS thread, as in propensity_metrics: a QR of 10^5 x 20 gains nothing
+    # from a second core, and on a busy two-core server threads made it 5x slower.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _regression_ci_overlap(real, synth, outcome, predictors, family=family, level=level,
+                                      categorical=categorical, partially_synthetic=partially_synthetic)
+
+
+def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, categorical,
+                           partially_synthetic) -> RegressionOverlap:
+    """The work of :func:`regression_ci_overlap`."""
+    synths = [synth] if isinstance(synth, pd.DataFrame) else list(synth) if synth is not None else []
+    if not isinstance(real, pd.DataFrame):
+        raise TypeError(f"real must be a pandas DataFrame, got {type(real).__name__}")
+    if not synths:
+        raise ValueError("synth must be a DataFrame or a non-empty sequence of DataFrames")
+    for frame in synths:
         if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+            raise TypeError(f"synth must be a pandas DataFrame, got {type(frame).__name__}")
+    m = len(synths)
     if family not in _FAMILIES:
         raise ValueError(f"family must be one of {_FAMILIES}, got {family!r}")
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)):
@@ -303,12 +380,14 @@ def regression_ci_overlap(
     if outcome in predictors:
         raise ValueError(f"outcome {outcome!r} is also among the predictors")
     used = [outcome, *predictors]
-    for name, frame in (("real", real), ("synth", synth)):
+    names = ["real"] + (["synth"] if m == 1 else [f"synth implicate {i + 1}" for i in range(m)])
+    frames = dict(zip(names, [real, *synths]))
+    for name, frame in frames.items():
         missing = [c for c in used if c not in frame.columns]
         if missing:
             raise ValueError(f"columns {missing} are not in the {name} data")
 
-    kinds = column_kinds([real, synth], used, categorical=categorical)
+    kinds = column_kinds(frames.values(), used, categorical=categorical)
     notes: list[str] = []
 
     # Complete cases; a categorical NaN is missing here (unlike in the
@@ -323,8 +402,8 @@ def regression_ci_overlap(
                 ok &= frame[col].notna().to_numpy()
         return frame.loc[ok, used]
 
-    data = {"real": complete(real), "synth": complete(synth)}
-    for name, frame in (("real", real), ("synth", synth)):
+    data = {name: complete(frame) for name, frame in frames.items()}
+    for name, frame in frames.items():
         dropped = len(frame) - len(data[name])
         if dropped:
             notes.append(f"{dropped} {name} rows with missing values were left out.")
@@ -360,7 +439,7 @@ def regression_ci_overlap(
     checks = dict(levels)
     if y_levels is not None:
         checks[outcome] = y_levels
-    for name in ("real", "synth"):
+    for name in names:
         frame = data[name]
         ok = np.ones(len(frame), dtype=bool)
         for col, lev in checks.items():
@@ -394,19 +473,38 @@ def regression_ci_overlap(
         return X, y
 
     fits = {}
-    for name in ("real", "synth"):
+    for name in names:
         X, y = encode(data[name])
         fits[name] = _fit(X, y, family, level)
+        label = name[0].upper() + name[1:]
         if fits[name].note:
-            notes.append(f"{name.capitalize()} data: {fits[name].note}.")
+            notes.append(f"{label} data: {fits[name].note}.")
         dropped = [t for t, e in zip(terms, fits[name].est) if np.isnan(e)]
         if dropped and len(y):
             notes.append(
-                f"{name.capitalize()} data cannot estimate {', '.join(dropped)} "
+                f"{label} data cannot estimate {', '.join(dropped)} "
                 "(level absent, constant or collinear)."
             )
 
-    fr, fs = fits["real"], fits["synth"]
+    fr = fits["real"]
+    n_synth = int(round(np.mean([len(data[name]) for name in names[1:]])))
+    combining, rule = None, None
+    if m == 1:
+        fs = fits["synth"]
+    else:
+        est = np.vstack([fits[name].est for name in names[1:]])
+        se = np.vstack([fits[name].se for name in names[1:]])
+        comb = combine_implicates(est, se**2, partially_synthetic=partially_synthetic,
+                                  n_real=len(data["real"]), n_synth=max(n_synth, 1), level=level)
+        fs = _Fit(comb.estimate, comb.lo, comb.hi, None, np.sqrt(comb.variance))
+        combining = comb.table(index=pd.Index(terms, name="term"))
+        rule = comb.rule
+        notes.append(f"Synthetic estimates and intervals combine {m} implicates "
+                     f"({'partially' if partially_synthetic else 'fully'} synthetic rule, Reiter "
+                     f"{'2003' if partially_synthetic else '2002'}). {COMBINING_CAVEAT}")
+        if comb.adjusted.any():
+            notes.append(f"T_f < 0 for {int(comb.adjusted.sum())} coefficient(s): the adjusted T_f* "
+                         "with a normal reference was used.")
     overlap = ci_overlap(fr.lo, fr.hi, fs.lo, fs.hi)
     overlap = np.atleast_1d(overlap)
     defined = ~(np.isnan(fr.est) | np.isnan(fs.est))
@@ -418,6 +516,9 @@ def regression_ci_overlap(
     sig_match[~defined] = pd.NA
     # A missing interval (e.g. too few rows) leaves significance undefined.
     sig_match[np.isnan(overlap) & defined] = pd.NA
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_diff = np.abs(fs.est - fr.est) / np.abs(fr.est)
+    rel_diff = np.where(np.isfinite(rel_diff), rel_diff, np.nan)
 
     table = pd.DataFrame(
         {
@@ -431,6 +532,7 @@ def regression_ci_overlap(
             "overlap": overlap,
             "sign_match": sign_match,
             "sig_match": sig_match,
+            "rel_diff": rel_diff,
         }
     )
     finite = overlap[np.isfinite(overlap)]
@@ -440,6 +542,7 @@ def regression_ci_overlap(
         & sig_match.fillna(False).to_numpy(dtype=bool)
         & (np.nan_to_num(overlap, nan=-1.0) > 0)
     )
+    distance = rel_diff[~np.isnan(rel_diff)]
     return RegressionOverlap(
         table=table,
         mean_overlap=mean_overlap,
@@ -447,6 +550,10 @@ def regression_ci_overlap(
         family=family,
         level=float(level),
         n_real=len(data["real"]),
-        n_synth=len(data["synth"]),
+        n_synth=n_synth,
         notes=tuple(notes),
+        coef_distance=float(distance.sum()) if distance.size else float("nan"),
+        m=m,
+        combining=combining,
+        rule=rule,
     )

@@ -1,0 +1,489 @@
+"""One column at a time, as numbers: distances, moments, percentiles, missing shares.
+
+:mod:`.univariate` gives the plot data (histograms, ECDFs); this module the
+tables a statistician reads beside them. Every gap is explained: a value
+that cannot be computed is NaN *and* has a row in the notes saying why, so
+the page never shows a silent hole.
+
+Conventions
+-----------
+- Categorical distances (total variation, Hellinger) compare the shares of
+  every level of either dataset, missing values being a level of their own
+  (as in :func:`~dpsynth_core.utility.univariate.histogram_data`), so a
+  synthesis that loses or invents missing values is charged for it.
+- Numeric statistics use the finite values only; the share of missing
+  values is reported apart (:func:`missing_shares`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..metric_info import MetricInfo, register
+from ..scoring import register_scorer
+from .design import column_kinds, factorize_labels
+from .univariate import ks_statistic
+
+__all__ = [
+    "MOMENT_PERCENTILES",
+    "ColumnComparison",
+    "column_distances",
+    "compare_columns",
+    "hellinger_distance",
+    "missing_shares",
+    "moments_table",
+    "share_vectors",
+    "tv_distance",
+]
+
+#: Percentiles reported by :func:`moments_table` by default.
+MOMENT_PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
+
+register(
+    MetricInfo(
+        name="tv_mean",
+        label="Mean TV distance",
+        kind="utility",
+        goal="minimize",
+        lower=0.0,
+        upper=1.0,
+        best=0.0,
+        reading="Average over categorical columns of half the summed gaps between real and "
+        "synthetic level shares; 0 same shares, 1 no level in common.",
+    )
+)
+register(
+    MetricInfo(
+        name="hellinger_mean",
+        label="Mean Hellinger",
+        kind="utility",
+        goal="minimize",
+        lower=0.0,
+        upper=1.0,
+        best=0.0,
+        reading="Average over categorical columns of the Hellinger distance between level "
+        "shares; 0 same shares, 1 no level in common; weighs rare levels more than TV.",
+    )
+)
+
+
+# ------------------------------------------------------------ categorical
+
+
+def share_vectors(a, b) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Shares of every level of two categorical samples, on their union of levels.
+
+    Parameters
+    ----------
+    a, b : array-like or Series
+        The two samples. Missing values are the level ``"(missing)"``;
+        values are compared as labels (``1`` and ``1.0`` are one level).
+
+    Returns
+    -------
+    levels : list of str
+        Sorted union of the levels.
+    p, q : ndarray of float
+        Share of each level in ``a`` and in ``b`` (each sums to 1); NaN
+        when the sample is empty.
+
+    Examples
+    --------
+    >>> share_vectors(["x", "y", "y", "y"], ["y", "z"])
+    (['x', 'y', 'z'], array([0.25, 0.75, 0.  ]), array([0. , 0.5, 0.5]))
+    """
+    ca, la = factorize_labels(pd.Series(np.asarray(a, dtype=object)) if not isinstance(a, pd.Series) else a)
+    cb, lb = factorize_labels(pd.Series(np.asarray(b, dtype=object)) if not isinstance(b, pd.Series) else b)
+    levels = sorted(set(la) | set(lb))
+    pos = {lev: i for i, lev in enumerate(levels)}
+    out = []
+    for codes, own in ((ca, la), (cb, lb)):
+        counts = np.bincount(codes, minlength=len(own)).astype(float)
+        shares = np.zeros(len(levels))
+        shares[[pos[lev] for lev in own]] = counts
+        total = shares.sum()
+        out.append(shares / total if total else np.full(len(levels), np.nan))
+    return levels, out[0], out[1]
+
+
+def tv_distance(a, b) -> float:
+    """Total variation distance ½ Σ |p(x) − q(x)| between two categorical samples.
+
+    Parameters
+    ----------
+    a, b : array-like or Series
+        The two samples (see :func:`share_vectors` for levels and missing
+        values).
+
+    Returns
+    -------
+    float
+        In [0, 1]: 0 for equal shares, 1 when no level is shared. NaN when
+        a sample is empty.
+
+    Examples
+    --------
+    >>> tv_distance(["x", "y", "y", "y"], ["y", "z"])
+    0.5
+    """
+    _, p, q = share_vectors(a, b)
+    return float(0.5 * np.abs(p - q).sum()) if p.size else float("nan")
+
+
+def hellinger_distance(a, b) -> float:
+    """Hellinger distance √(½ Σ (√p(x) − √q(x))²) between two categorical samples.
+
+    Scaled to [0, 1] (the ½ inside the root); some texts leave it out and
+    get [0, √2]. Equal to √(1 − Σ √(p q)).
+
+    Parameters
+    ----------
+    a, b : array-like or Series
+        The two samples (see :func:`share_vectors`).
+
+    Returns
+    -------
+    float
+        In [0, 1]; NaN when a sample is empty.
+
+    Examples
+    --------
+    >>> round(hellinger_distance(["x", "y"], ["x", "x"]), 6)
+    0.541196
+    """
+    _, p, q = share_vectors(a, b)
+    if not p.size:
+        return float("nan")
+    return float(np.sqrt(0.5 * np.sum((np.sqrt(p) - np.sqrt(q)) ** 2)))
+
+
+# ---------------------------------------------------------------- numeric
+
+
+def _finite(series: pd.Series) -> np.ndarray:
+    x = series.to_numpy(dtype=float, na_value=np.nan)
+    return x[np.isfinite(x)]
+
+
+def _moments(x: np.ndarray, percentiles: Sequence[float]) -> dict[str, float]:
+    n = x.size
+    out = {"n": float(n)}
+    if n == 0:
+        out.update(mean=np.nan, sd=np.nan, skewness=np.nan, kurtosis=np.nan, zero_share=np.nan)
+        out.update({f"p{q:g}": np.nan for q in percentiles})
+        return out
+    mean = x.mean()
+    dev = x - mean
+    # Products, not **: numpy's float power is several times slower.
+    dev2 = dev * dev
+    m2 = dev2.mean()
+    # Moment ratios g1 = m3/m2^1.5 and g2 = m4/m2^2 - 3 (scipy.stats.skew and
+    # kurtosis with their defaults); undefined for a constant column. The
+    # relative test catches a column whose deviations are rounding noise.
+    spread = m2 > (np.finfo(float).eps * max(abs(mean), 1.0)) ** 2
+    out.update(
+        mean=float(mean),
+        sd=float(np.sqrt(dev2.sum() / (n - 1))) if n > 1 else np.nan,
+        skewness=float(np.mean(dev2 * dev) / m2**1.5) if spread else np.nan,
+        kurtosis=float(np.mean(dev2 * dev2) / m2**2 - 3.0) if spread else np.nan,
+        zero_share=float(np.mean(x == 0)),
+    )
+    values = np.percentile(x, list(percentiles))
+    out.update({f"p{q:g}": float(v) for q, v in zip(percentiles, values)})
+    return out
+
+
+def _numeric_gap(x: np.ndarray, who: str) -> str | None:
+    """Why the moments of a column cannot all be computed, or None."""
+    if x.size == 0:
+        return f"no values in the {who} data (all missing): KS and moments not computed"
+    if x.size == 1:
+        return f"one value in the {who} data: sd, skewness and kurtosis undefined"
+    if np.all(x == x[0]):
+        return f"constant in the {who} data: skewness and kurtosis undefined"
+    return None
+
+
+def _check(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
+    for name, frame in (("real", real), ("synth", synth)):
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in real.columns if c not in synth.columns]
+    if missing:
+        raise ValueError(f"columns {missing} of the real data are not in the synthetic data")
+    return list(real.columns)
+
+
+def moments_table(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    *,
+    categorical: Iterable[str] | None = None,
+    percentiles: Sequence[float] = MOMENT_PERCENTILES,
+) -> pd.DataFrame:
+    """Moments, percentiles and share of zeros of every numeric column, real beside synthetic.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Confidential and synthetic data; the real data's columns are used.
+    categorical : iterable of str, optional
+        Numeric columns to treat as categorical (left out).
+    percentiles : sequence of float, default (1, 5, 25, 50, 75, 95, 99)
+        Percentiles in [0, 100], linear interpolation (numpy's default,
+        R's type 7).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by (``column``, ``data``) with ``data`` in
+        {"real", "synthetic"}; columns ``n`` (finite values), ``mean``,
+        ``sd`` (n − 1 in the denominator), ``skewness`` (g1 = m3/m2^1.5),
+        ``kurtosis`` (excess, g2 = m4/m2² − 3: 0 for a normal),
+        ``zero_share`` (share of finite values equal to 0) and one column
+        ``p<q>`` per percentile. NaN where undefined (see
+        :func:`compare_columns` for the reasons).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = moments_table(pd.DataFrame({"x": [0.0, 1.0, 2.0]}), pd.DataFrame({"x": [1.0, 1.0, 4.0]}),
+    ...                   percentiles=(50,))
+    >>> t.loc[("x", "real"), ["mean", "sd", "zero_share", "p50"]].tolist()
+    [1.0, 1.0, 0.3333333333333333, 1.0]
+    """
+    columns = _check(real, synth)
+    kinds = column_kinds([real, synth], columns, categorical=categorical)
+    percentiles = [float(q) for q in percentiles]
+    if any(not 0.0 <= q <= 100.0 for q in percentiles):
+        raise ValueError(f"percentiles must be in [0, 100], got {percentiles}")
+    rows, index = [], []
+    for col, kind in kinds.items():
+        if kind != "numeric":
+            continue
+        for who, frame in (("real", real), ("synthetic", synth)):
+            rows.append(_moments(_finite(frame[col]), percentiles))
+            index.append((col, who))
+    names = ["n", "mean", "sd", "skewness", "kurtosis", "zero_share"] + [f"p{q:g}" for q in percentiles]
+    out = pd.DataFrame(rows, columns=names, index=pd.MultiIndex.from_tuples(index, names=["column", "data"])
+                       if index else pd.MultiIndex.from_arrays([[], []], names=["column", "data"]))
+    out["n"] = out["n"].astype(np.int64)
+    return out
+
+
+def missing_shares(real: pd.DataFrame, synth: pd.DataFrame) -> pd.DataFrame:
+    """Share of missing values in each column, real beside synthetic.
+
+    Missing means NaN/None/NA, and for numeric columns also ±inf (values no
+    statistic here can use).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by column: ``real``, ``synthetic`` and ``difference``
+        (synthetic − real). NaN for a dataset with no rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> missing_shares(pd.DataFrame({"a": [1.0, None]}), pd.DataFrame({"a": [1.0, 2.0]}))
+        real  synthetic  difference
+    a    0.5        0.0        -0.5
+    """
+    columns = _check(real, synth)
+
+    def share(frame: pd.DataFrame, col: str) -> float:
+        if len(frame) == 0:
+            return float("nan")
+        s = frame[col]
+        miss = s.isna().to_numpy().copy()
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            miss |= ~np.isfinite(s.to_numpy(dtype=float, na_value=np.nan))
+        return float(miss.mean())
+
+    out = pd.DataFrame(
+        {"real": [share(real, c) for c in columns], "synthetic": [share(synth, c) for c in columns]},
+        index=pd.Index(columns, name="column"),
+    )
+    out["difference"] = out["synthetic"] - out["real"]
+    out.index.name = None
+    return out
+
+
+# ------------------------------------------------------------- per column
+
+
+def _distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str]):
+    # Notes for numeric columns come from compare_columns, which sees why.
+    rows, notes = [], []
+    for col, kind in kinds.items():
+        if kind == "numeric":
+            rows.append((col, kind, ks_statistic(_finite(real[col]), _finite(synth[col])), np.nan, np.nan))
+        else:
+            if len(real) == 0 or len(synth) == 0:
+                tv = hel = np.nan
+                notes.append((col, "TV, Hellinger", "a dataset has no rows"))
+            else:
+                tv, hel = tv_distance(real[col], synth[col]), hellinger_distance(real[col], synth[col])
+            rows.append((col, kind, np.nan, tv, hel))
+    table = pd.DataFrame(rows, columns=["column", "kind", "ks", "tv", "hellinger"]).set_index("column")
+    table.index.name = None
+    return table, notes
+
+
+def column_distances(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    *,
+    categorical: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Distance between real and synthetic marginals, one row per column.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Confidential and synthetic data; the real data's columns are used
+        and must all be in ``synth``.
+    categorical : iterable of str, optional
+        Numeric columns to treat as categorical (integer codes).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by column name, with ``ks`` (Kolmogorov-Smirnov distance,
+        numeric columns, NaN values dropped), ``tv`` (total variation) and
+        ``hellinger`` (categorical columns, missing as a level). NaN where
+        a distance does not apply to the column's kind, or cannot be
+        computed (:func:`compare_columns` says why).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> real = pd.DataFrame({"x": [1.0, 2.0], "g": ["a", "b"]})
+    >>> synth = pd.DataFrame({"x": [3.0, 4.0], "g": ["a", "a"]})
+    >>> column_distances(real, synth)[["ks", "tv"]]
+        ks   tv
+    x  1.0  NaN
+    g  NaN  0.5
+    """
+    columns = _check(real, synth)
+    kinds = column_kinds([real, synth], columns, categorical=categorical)
+    return _distances(real, synth, kinds)[0][["ks", "tv", "hellinger"]]
+
+
+@dataclass(frozen=True)
+class ColumnComparison:
+    """Everything the Compare page shows about single columns.
+
+    Attributes
+    ----------
+    distances : DataFrame
+        Indexed by column: ``kind``, ``ks``, ``tv``, ``hellinger`` (see
+        :func:`column_distances`).
+    moments : DataFrame
+        :func:`moments_table`.
+    missing : DataFrame
+        :func:`missing_shares`.
+    notes : DataFrame
+        One row per value that could not be computed: ``column``,
+        ``metric``, ``reason``. Empty when nothing is missing.
+    """
+
+    distances: pd.DataFrame
+    moments: pd.DataFrame
+    missing: pd.DataFrame
+    notes: pd.DataFrame
+
+    @property
+    def tv_mean(self) -> float:
+        """Mean TV distance over categorical columns (NaN if none)."""
+        return _nanmean(self.distances["tv"])
+
+    @property
+    def hellinger_mean(self) -> float:
+        """Mean Hellinger distance over categorical columns (NaN if none)."""
+        return _nanmean(self.distances["hellinger"])
+
+    @property
+    def ks_mean(self) -> float:
+        """Mean KS distance over numeric columns (NaN if none)."""
+        return _nanmean(self.distances["ks"])
+
+
+def _nanmean(values: pd.Series) -> float:
+    v = values.to_numpy(dtype=float)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if v.size else float("nan")
+
+
+def compare_columns(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    *,
+    categorical: Iterable[str] | None = None,
+    percentiles: Sequence[float] = MOMENT_PERCENTILES,
+) -> ColumnComparison:
+    """Distances, moments and missing shares of every column, with a note for every gap.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Confidential and synthetic data.
+    categorical : iterable of str, optional
+        Numeric columns to treat as categorical.
+    percentiles : sequence of float
+        Passed to :func:`moments_table`.
+
+    Returns
+    -------
+    ColumnComparison
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> real = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+    >>> synth = pd.DataFrame({"x": [2.0, 2.0, 2.0]})
+    >>> compare_columns(real, synth).notes.loc[0, "reason"]
+    'constant in the synthetic data: skewness and kurtosis undefined'
+    """
+    columns = _check(real, synth)
+    kinds = column_kinds([real, synth], columns, categorical=categorical)
+    distances, notes = _distances(real, synth, kinds)
+    for col, kind in kinds.items():
+        if kind != "numeric":
+            continue
+        for who, frame in (("real", real), ("synthetic", synth)):
+            x = _finite(frame[col])
+            reason = _numeric_gap(x, who)
+            if reason:
+                notes.append((col, "KS, moments" if x.size == 0 else "moments", reason))
+    return ColumnComparison(
+        distances=distances,
+        moments=moments_table(real, synth, categorical=categorical, percentiles=percentiles),
+        missing=missing_shares(real, synth),
+        notes=pd.DataFrame(notes, columns=["column", "metric", "reason"]),
+    )
+
+
+# ----------------------------------------------------------- R-U scorers
+
+
+def _categorical_from(schema, columns) -> list[str] | None:
+    if schema is None:
+        return None
+    return [c for c in columns if c in schema.columns and schema[c].kind == "categorical"]
+
+
+def _shared_columns(real, synth, *, schema, shared, **_) -> ColumnComparison:
+    if "columns" not in shared:
+        shared["columns"] = compare_columns(real, synth, categorical=_categorical_from(schema, real.columns),
+                                            percentiles=())
+    return shared["columns"]
+
+
+register_scorer("tv_mean", lambda r, s, **kw: _shared_columns(r, s, **kw).tv_mean)
+register_scorer("hellinger_mean", lambda r, s, **kw: _shared_columns(r, s, **kw).hellinger_mean)

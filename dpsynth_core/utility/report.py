@@ -1,0 +1,206 @@
+"""What the Compare page shows, assembled: the summary, the tiles, the discriminator choices.
+
+The page stays a thin layer: it picks a discriminator from
+:data:`DISCRIMINATORS`, asks for :func:`utility_summary` and
+:func:`propensity_tiles`, and draws what comes back. Values a tile cannot
+show as a finite number (the CART pMSE ratio over a null of 0) come with the
+sentence that explains them, never as a bare ``inf``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import constraints
+from ..metric_info import METRICS
+from .bivariate import CorrelationFit, association_fit, correlation_fit
+from .marginals import ColumnComparison, compare_columns
+from .pegs_distance import PegsDistances, pegs_distances
+from .propensity import PropensityResult, propensity_metrics
+
+__all__ = ["DISCRIMINATORS", "Discriminator", "Tile", "UtilitySummary", "format_value", "metric_tile",
+           "propensity_tiles", "run_discriminator", "utility_summary"]
+
+
+@dataclass(frozen=True)
+class Discriminator:
+    """One propensity model the Compare page offers."""
+
+    key: str
+    label: str
+    model: str
+    interactions: bool
+    description: str
+
+
+#: The choices, headline first. Main effects alone cannot see an association
+#: the synthesis lost (METHODS.md §3, pitfalls), so it is never the default.
+DISCRIMINATORS: dict[str, Discriminator] = {
+    d.key: d
+    for d in (
+        Discriminator("logit_interactions", "Logistic, pairwise interactions (headline)", "logit", True,
+                      "Unpenalised logistic regression on all main effects and pairwise interactions: "
+                      "it sees associations the synthesis lost."),
+        Discriminator("cart", "CART (synthpop's regularised tree)", "cart", False,
+                      "Classification tree with cp = 0.001 and at least 5 rows per leaf; null pMSE by "
+                      "label permutations. Its splits are greedy: an association lost while every marginal "
+                      "is kept exactly can leave it no first split to make."),
+        Discriminator("logit_main", "Logistic, main effects only (blind to lost associations)", "logit", False,
+                      "Sees only the marginals: a synthesis that keeps every marginal and loses every "
+                      "association can still score 'indistinguishable'."),
+    )
+}
+
+
+def run_discriminator(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    key: str,
+    *,
+    seed: int | None = None,
+    holdout: float = 0.0,
+    permutations: int = 10,
+    categorical: Iterable[str] | None = None,
+    max_rows: int = constraints.PROPENSITY_HEADLINE_ROWS,
+) -> PropensityResult:
+    """Fit the discriminator ``key`` of :data:`DISCRIMINATORS` on a subsample of at most ``max_rows``.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Confidential and synthetic data.
+    key : str
+        A key of :data:`DISCRIMINATORS`.
+    seed : int, optional
+        Seeds the subsample, the held-out split and the permutations.
+    holdout : float, default 0
+        Share of rows held out of the fit and scored (see
+        :func:`~dpsynth_core.utility.propensity.propensity_metrics`).
+    permutations : int, default 10
+        Label permutations for the CART null.
+    categorical : iterable of str, optional
+        Numeric columns to treat as categorical.
+    max_rows : int, default constraints.PROPENSITY_HEADLINE_ROWS
+        Cap on the stacked rows (a random subsample, reported).
+
+    Returns
+    -------
+    PropensityResult
+    """
+    if key not in DISCRIMINATORS:
+        raise ValueError(f"discriminator must be one of {sorted(DISCRIMINATORS)}, got {key!r}")
+    d = DISCRIMINATORS[key]
+    return propensity_metrics(real, synth, model=d.model, interactions=d.interactions, seed=seed,
+                              categorical=categorical, max_rows=max_rows, permutations=permutations,
+                              holdout=holdout)
+
+
+def format_value(value: float, digits: int = 4) -> str:
+    """A metric value as text: ``.4g`` when finite, words otherwise (never ``inf``)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "not computed"
+    if math.isinf(value):
+        return "not defined"
+    return f"{value:.{digits}g}"
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One metric tile: label, value as text, the one-line reading, and a note when the value is missing."""
+
+    name: str
+    label: str
+    value: float
+    text: str
+    reading: str
+    note: str | None = None
+
+
+def metric_tile(name: str, value: float, note: str | None = None) -> Tile:
+    """The tile of metric ``name`` (registered in METRICS) showing ``value``."""
+    info = METRICS[name]
+    finite = value is not None and math.isfinite(value)
+    if not finite and note is None:
+        note = f"{info.label} could not be computed for these data."
+    return Tile(name, info.label, float("nan") if value is None else float(value), format_value(value),
+                info.reading, None if finite else note)
+
+
+def propensity_tiles(res: PropensityResult) -> list[Tile]:
+    """pMSE, pMSE ratio, SPECKS and AUC tiles of one discriminator."""
+    return [
+        metric_tile("pmse", res.pmse),
+        metric_tile("pmse_ratio", res.pmse_ratio, res.ratio_note),
+        metric_tile("specks", res.specks),
+        metric_tile("auc", res.auc),
+    ]
+
+
+@dataclass(frozen=True)
+class UtilitySummary:
+    """Every model-free utility measure of one synthesis."""
+
+    columns: ColumnComparison
+    correlation: CorrelationFit
+    association: CorrelationFit
+    pegs: PegsDistances
+
+    def tiles(self) -> list[Tile]:
+        """Headline tiles of the summary, with a note for each that could not be computed."""
+        return [
+            metric_tile("ks_mean", self.columns.ks_mean, "No numeric column to compare."),
+            metric_tile("tv_mean", self.columns.tv_mean, "No categorical column to compare."),
+            metric_tile("hellinger_mean", self.columns.hellinger_mean, "No categorical column to compare."),
+            metric_tile("corr_mae", self.correlation.mae, " ".join(self.correlation.notes) or None),
+            metric_tile("cramers_v_mae", self.association.mae, " ".join(self.association.notes) or None),
+            metric_tile("pegs_marginal", self.pegs.marginal_mean),
+            metric_tile("pegs_conditional", self.pegs.conditional_mean,
+                        "Needs two columns with levels seen in both datasets."),
+        ]
+
+    def column_notes(self) -> list[str]:
+        """One sentence per single-column value that could not be computed."""
+        return [f"{r.column}: {r.metric} — {r.reason}." for r in self.columns.notes.itertuples()]
+
+    def pair_notes(self) -> list[str]:
+        """Sentences about pairs left out of the correlation, Cramér's V and conditional distances."""
+        return list(self.correlation.notes) + list(self.association.notes) + list(self.pegs.notes)
+
+    def notes(self) -> list[str]:
+        """Every sentence about a value that could not be computed, one per line."""
+        return self.column_notes() + self.pair_notes()
+
+
+def utility_summary(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    *,
+    categorical: Iterable[str] | None = None,
+    bins: int = constraints.DEFAULT_BINS,
+) -> UtilitySummary:
+    """Column distances, moments, missing shares, correlation and Cramér's V fit, PeGS distances.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Confidential and synthetic data.
+    categorical : iterable of str, optional
+        Numeric columns to treat as categorical.
+    bins : int, default constraints.DEFAULT_BINS
+        Bins per numeric column for the PeGS distances.
+
+    Returns
+    -------
+    UtilitySummary
+    """
+    categorical = list(categorical) if categorical is not None else None
+    return UtilitySummary(
+        columns=compare_columns(real, synth, categorical=categorical),
+        correlation=correlation_fit(real, synth, categorical=categorical),
+        association=association_fit(real, synth, categorical=categorical),
+        pegs=pegs_distances(real, synth, categorical=categorical, bins=bins),
+    )
