@@ -342,3 +342,33 @@ def key_match_risk(key: str, _real, _synth, _holdout, keys: tuple, sensitive: st
 def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, _schema, seed: int):
     return core.risk.attribute_inference(_real, _synth, list(keys), sensitive, schema=_schema, holdout=_holdout,
                                          seed=seed)
+
+
+# -- Compare page: utility measures (dpsynth_core.utility) --
+
+def compare_key(result: core.Synthesis) -> str:
+    """Cache key of what the Compare page measures: the settings and the synthetic content itself.
+
+    The content hash matters in release mode, where the release (fresh seed)
+    and the exploration share the same settings.
+    """
+    return json.dumps([synth_key(), [core.fingerprint(d) for d in result.implicates]])
+
+
+@st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
+def discriminator(key: str, _real, _synth, choice: str, holdout: float, permutations: int, seed: int,
+                  categorical: tuple):
+    return core.utility.run_discriminator(_real, _synth, choice, seed=seed, holdout=holdout,
+                                          permutations=permutations, categorical=list(categorical))
+
+
+@st.cache_data(show_spinner="Comparing columns and pairs…", max_entries=32)
+def utility_summary(key: str, _real, _synth, categorical: tuple):
+    return core.utility.utility_summary(_real, _synth, categorical=list(categorical))
+
+
+@st.cache_data(show_spinner="Fitting the regression…", max_entries=64)
+def regression(key: str, _real, _synths: tuple, outcome: str, predictors: tuple, family: str,
+               partially_synthetic: bool, categorical: tuple):
+    return core.regression_ci_overlap(_real, list(_synths), outcome, list(predictors), family=family,
+                                      partially_synthetic=partially_synthetic, categorical=list(categorical))

@@ -1,65 +1,164 @@
-"""Compare: real vs synthetic, column by column and as a whole."""
+"""Compare: real vs synthetic, column by column, pair by pair and as a whole."""
 
 import streamlit as st
 
 import app_state
 from app_state import core, plain
 
+U, P = core.utility, core.plots
+HELD_OUT = 0.3  # share of rows scored, not fitted, when the held-out option is on
+
+
+def show_tiles(tiles) -> None:
+    """Metric tiles with their one-line reading; a value that could not be computed says why."""
+    for col, t in zip(st.columns(len(tiles)), tiles):
+        col.metric(t.label, t.text, help=t.reading)
+        col.caption(plain(t.reading))
+    notes = [f"- **{plain(t.label)}**: {plain(t.note)}" for t in tiles if t.note]
+    if notes:
+        st.warning("\n".join(notes))
+
+
 st.title("Compare")
 ds, cfg = app_state.dataset(), app_state.config()
 result = app_state.synthesis_or_stop()
 
-real, synth = app_state.split()[0][ds.schema.used], result.data[ds.schema.used]
+used = ds.schema.used
+real = app_state.split()[0][used]
+synths = tuple(d[used] for d in result.implicates)
+synth, m = synths[0], len(synths)
+cats = tuple(c for c in used if ds.schema[c].kind == "categorical")
+key = app_state.compare_key(result)
 st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}: "
-           f"{len(real):,} real rows vs {len(synth):,} synthetic rows.")
+           f"{len(real):,} real rows vs {len(synth):,} synthetic rows"
+           + (f" (implicate 1 of {m}; the regression combines all {m})." if m > 1 else "."))
 
+# -- Propensity ---------------------------------------------------------------
 st.subheader("Can a model tell them apart?")
-prop = app_state.propensity(app_state.synth_key(), real, synth, cfg.seed)
-tiles = st.columns(4)
-for tile, name in zip(tiles, ("pmse", "pmse_ratio", "specks", "auc")):
-    info = core.METRICS[name]
-    tile.metric(info.label, f"{getattr(prop, name):.4g}", help=info.reading)
-st.caption(
-    f"Logistic discriminator with all pairwise interactions (it sees lost associations), fitted on "
-    f"{prop.n_used:,} of {len(real) + len(synth):,} rows drawn at random ({prop.n_params} parameters). " + core.METRICS["pmse_ratio"].reading
-)
-
-st.subheader("One column")
-column = st.selectbox("Column", ds.schema.used, key="compare_column")
-is_cat = ds.schema[column].kind == "categorical"
-hist = core.histogram_data(real, synth, column, categorical=is_cat)
+a, b, c = st.columns([3, 1.4, 1])
+choice = a.radio("Discriminator", list(U.DISCRIMINATORS), format_func=lambda k: U.DISCRIMINATORS[k].label,
+                 key="compare_discriminator")
+held = b.toggle("Score held-out rows", key="compare_heldout",
+                help=f"Fit on {1 - HELD_OUT:.0%} of the rows and compute every figure on the other {HELD_OUT:.0%}, "
+                     "so a discriminator that memorises rows gains nothing.")
+perms = c.number_input("CART permutations", min_value=1, max_value=100, value=10, key="compare_perms",
+                       disabled=choice != "cart", help="Label permutations averaged for the CART null pMSE.")
+# Columns enter the discriminator by dtype, as in the R-U map's scorer, so both pages show the same pMSE.
+prop = app_state.discriminator(key, real, synth, choice, HELD_OUT if held else 0.0, int(perms), cfg.seed, ())
+disc = U.DISCRIMINATORS[choice]
+if choice == "logit_main":
+    st.warning("Main effects only: this model is blind to lost associations. A synthesis that keeps every "
+               "marginal and breaks every relation between columns can score as indistinguishable here.")
+show_tiles(U.propensity_tiles(prop))
+for note in prop.notes:
+    if note != prop.ratio_note:  # that one is already under the tiles
+        st.info(plain(note))
+scored = f"scored on {len(prop.labels):,} held-out rows" if held else "scored on the rows it was fitted on"
+total = len(real) + len(synth)
+drawn = f"a random subsample of {prop.n_used:,} of the {total:,} stacked rows" if prop.n_used < total else \
+    f"the {total:,} stacked rows"
+st.caption(f"{disc.description} Fitted on {prop.n_fit:,} rows of {drawn} ({prop.n_params} "
+           f"{'leaves' if disc.model == 'cart' else 'parameters'}), {scored}.")
 left, right = st.columns(2)
-left.plotly_chart(core.plots.histogram_figure(hist, column), key="hist_chart")
-if is_cat:
-    right.info("The ECDF needs a numeric column; this one is categorical.")
-else:
-    try:
-        right.plotly_chart(core.plots.ecdf_figure(core.ecdf_data(real, synth, column), column), key="ecdf_chart")
-    except core.DataError as err:
-        right.info(plain(str(err)))
+left.plotly_chart(P.propensity_scores_figure(prop), key="scores_chart")
+right.plotly_chart(P.propensity_roc_figure(prop), key="roc_chart")
+with st.expander("What gives the synthesis away: the discriminator's variable importance"):
+    if prop.importance is not None and len(prop.importance):
+        st.plotly_chart(P.importance_figure(prop.importance), key="importance_chart")
+    else:
+        st.info("The model had no usable column, so there is no importance to show.")
 
+# -- Columns ------------------------------------------------------------------
+st.subheader("Column by column")
+summary = app_state.utility_summary(key, real, synth, cats)
+tiles = summary.tiles()
+show_tiles(tiles[:3] + tiles[5:6])
+gaps = [f"- {plain(n)}" for n in summary.column_notes()]
+if gaps:
+    st.warning("Some values could not be computed:\n" + "\n".join(gaps))
+st.dataframe(summary.columns.distances.assign(
+    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index)), key="distances_table")
+st.caption("KS for numeric columns; total variation and Hellinger for categorical ones (missing values are a "
+           f"level); the PeGS marginal distance for both, numeric columns in {summary.pegs.bins} bins. "
+           "An empty cell: the distance does not apply to the column's kind.")
+
+if st.toggle("All columns at once (small multiples)", key="compare_small_multiples"):
+    hists = {col: core.histogram_data(real, synth, col, categorical=col in cats) for col in used}
+    st.plotly_chart(P.histogram_grid_figure(hists), key="grid_chart")
+else:
+    column = st.selectbox("Column", used, key="compare_column")
+    is_cat = column in cats
+    left, right = st.columns(2)
+    left.plotly_chart(P.histogram_figure(core.histogram_data(real, synth, column, categorical=is_cat), column),
+                      key="hist_chart")
+    if is_cat:
+        right.info("The ECDF needs a numeric column; this one is categorical.")
+    else:
+        try:
+            right.plotly_chart(P.ecdf_figure(core.ecdf_data(real, synth, column), column), key="ecdf_chart")
+        except core.DataError as err:
+            right.info(plain(str(err)))
+
+st.markdown("**Moments and percentiles of the numeric columns**")
+if len(summary.columns.moments):
+    st.dataframe(summary.columns.moments, key="moments_table")
+    st.caption("sd with n − 1; skewness g1 = m3/m2^1.5; kurtosis is excess kurtosis g2 = m4/m2² − 3 (0 for a "
+               "normal); zero_share is the share of values equal to 0; percentiles interpolate linearly.")
+else:
+    st.info("No numeric column: no moments to compare.")
+missing = summary.columns.missing
+if missing[["real", "synthetic"]].fillna(0).to_numpy().any():
+    left, right = st.columns(2)
+    left.plotly_chart(P.missing_figure(missing), key="missing_chart")
+    right.dataframe(missing, key="missing_table")
+else:
+    st.caption("Missing values: none in either dataset, in any column.")
+
+# -- Pairs --------------------------------------------------------------------
+st.subheader("Pairs of columns")
+pair_tiles = [tiles[3], U.metric_tile("corr_rmse", summary.correlation.rmse, tiles[3].note), tiles[4], tiles[6]]
+show_tiles(pair_tiles)
+for note in summary.pair_notes():
+    if not any(note in (t.note or "") for t in pair_tiles):
+        st.info(plain(note))
+left, right = st.columns(2)
+if len(summary.correlation.difference) >= 2:
+    left.plotly_chart(P.correlation_difference_figure(summary.correlation), key="corr_chart")
+if len(summary.association.difference) >= 2:
+    right.plotly_chart(P.correlation_difference_figure(summary.association), key="cramer_chart")
+
+# -- Regression ---------------------------------------------------------------
 st.subheader("A regression on both")
-numeric = [c for c in ds.schema.used if ds.schema[c].kind == "numeric"]
-binary = [c for c in ds.schema.used if ds.schema[c].kind == "categorical" and len(ds.schema[c].categories) == 2]
+numeric = [col for col in used if col not in cats]
+binary = [col for col in cats if len(ds.schema[col].categories) == 2]
 outcomes = numeric + binary
 if not outcomes:
     st.info("No numeric or two-level column to use as an outcome.")
     st.stop()
 outcome = st.selectbox("Outcome", outcomes, key="reg_outcome")
-choices = [c for c in ds.schema.used if c != outcome]
+choices = [col for col in used if col != outcome]
 predictors = st.multiselect("Predictors", choices, default=choices[:3], key="reg_predictors")
 if not predictors:
     st.info("Pick at least one predictor.")
     st.stop()
 family = "logistic" if outcome in binary else "linear"
+partial = bool(result.ledger.get("kept_columns"))
 try:
-    reg = core.regression_ci_overlap(real, synth, outcome, predictors, family=family)
+    reg = app_state.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats)
 except (core.DataError, ValueError) as err:
     app_state.show_error(str(err))
     st.stop()
-a, b = st.columns(2)
-a.metric("Mean CI overlap", f"{reg.mean_overlap:.3f}", help=core.METRICS["ci_overlap_mean"].reading)
-b.metric("SSO share", f"{reg.sso:.3f}", help="Share of coefficients with the same sign, the same significance "
-         "and overlapping intervals (Barrientos et al. 2021).")
-st.plotly_chart(core.plots.ci_forest_figure(reg.table), key="ci_chart")
-st.dataframe(reg.table, hide_index=True)
+show_tiles([U.metric_tile("ci_overlap_mean", reg.mean_overlap), U.metric_tile("sso", reg.sso),
+            U.metric_tile("coef_distance", reg.coef_distance, "No coefficient is estimable and non-zero on the "
+                          "real data.")])
+if m > 1:
+    st.info(plain(f"The synthetic intervals combine {m} implicates with Reiter's rule for "
+                  f"{'partially' if partial else 'fully'} synthetic data. ") + plain(U.COMBINING_CAVEAT))
+for note in reg.notes:
+    if U.COMBINING_CAVEAT not in note:
+        st.caption(plain(note))
+st.plotly_chart(P.ci_forest_figure(reg.table), key="ci_chart")
+st.dataframe(reg.table, hide_index=True, key="reg_table")
+if reg.combining is not None:
+    with st.expander("How the implicates were combined"):
+        st.dataframe(reg.combining, key="combining_table")

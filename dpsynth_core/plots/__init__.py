@@ -8,6 +8,10 @@ from .base import (REAL_COLOUR, SYNTH_COLOUR, ci_forest_figure, dcr_figure, ecdf
                    ru_figure)
 from . import teaching  # noqa: F401  (Learn page figures: plots.teaching.*)
 from .risk import dcr_distributions_figure, estimate_figure, roc_figure
+from .utility import (correlation_difference_figure, histogram_grid_figure, importance_figure, missing_figure,
+                      propensity_roc_figure, propensity_scores_figure)
 
 __all__ = ["REAL_COLOUR", "SYNTH_COLOUR", "ci_forest_figure", "dcr_figure", "ecdf_figure", "esc",
-           "histogram_figure", "ru_figure", "dcr_distributions_figure", "estimate_figure", "roc_figure"]
+           "histogram_figure", "ru_figure", "dcr_distributions_figure", "estimate_figure", "roc_figure",
+           "correlation_difference_figure", "histogram_grid_figure", "importance_figure", "missing_figure",
+           "propensity_roc_figure", "propensity_scores_figure"]
