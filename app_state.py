@@ -135,10 +135,14 @@ def set_config(**changes) -> None:
     st.session_state["synth_config"] = SynthConfig(**{**cfg.__dict__, **changes})
 
 
+def split_seed() -> int:
+    """Seed of the holdout split: fixed per dataset, so ε and seed can move without reshuffling."""
+    return int(dataset().fingerprint[:8], 16)
+
+
 def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(rows the synthesizer sees, held-out rows or None), fixed per dataset so ε and seed can move."""
-    ds, cfg = dataset(), config()
-    return core.rumap.split_holdout(ds.df, cfg.holdout, seed=int(ds.fingerprint[:8], 16))
+    """(rows the synthesizer sees, held-out rows or None)."""
+    return core.rumap.split_holdout(dataset().df, config().holdout, seed=split_seed())
 
 
 @st.cache_data(show_spinner="Synthesizing…", max_entries=64)
@@ -269,9 +273,15 @@ def propensity(key: str, _real: pd.DataFrame, _synth: pd.DataFrame, seed: int):
 
 
 def synth_key() -> str:
-    """Cache key of the current synthesis: the dataset, its schema and the settings."""
+    """Cache key of the synthesis the pages show: the dataset, its schema and the settings.
+
+    In release mode the pages show the release, made with a fresh seed under
+    the same settings, so its content hash joins the key.
+    """
     ds = dataset()
-    return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__], sort_keys=True, default=str)
+    release = current_release() if st.session_state.get("mode") == "release" else None
+    marker = core.fingerprint(release.synthesis.data) if release is not None else "exploration"
+    return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
@@ -302,7 +312,8 @@ def ru_sweep(key: str, _df, _schema, methods: tuple, epsilons: tuple, reps: int,
              metrics: tuple | None = None, holdout: float = 0.0):
     """The R-U sweep; revisiting the same settings costs nothing."""
     return core.ru_map(_df, list(methods), list(epsilons), reps=reps, seed=seed, schema=_schema,
-                       progress=_progress, metrics=list(metrics) if metrics else None, holdout=holdout)
+                       progress=_progress, metrics=list(metrics) if metrics else None, holdout=holdout,
+                       holdout_seed=split_seed())
 
 
 def log_sweep(table: pd.DataFrame) -> None:
@@ -372,3 +383,17 @@ def regression(key: str, _real, _synths: tuple, outcome: str, predictors: tuple,
                partially_synthetic: bool, categorical: tuple):
     return core.regression_ci_overlap(_real, list(_synths), outcome, list(predictors), family=family,
                                       partially_synthetic=partially_synthetic, categorical=list(categorical))
+
+
+def public_lookalike(upload) -> pd.DataFrame | None:
+    """A public file with the dataset's columns, for tuning without touching the confidential data."""
+    if upload is None:
+        st.info("Upload a public file with the same columns (for example an earlier public release).")
+        return None
+    try:
+        df = core.load_csv(upload)
+        dataset().schema.check_frame(df)
+    except core.DataError as err:
+        show_error(str(err))
+        return None
+    return df[[c for c in dataset().df.columns if c in df.columns]]

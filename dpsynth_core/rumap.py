@@ -86,6 +86,7 @@ def ru_map(
     references: bool = True,
     metrics: Sequence[str] | None = None,
     holdout: float = 0.0,
+    holdout_seed: int | None = None,
     progress: Callable[[float, str], None] | None = None,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
@@ -113,6 +114,9 @@ def ru_map(
         Share of rows held out before synthesis (by the base seed); the
         synthesizers see the rest, and holdout-based measures (membership
         inference) compare the two. 0 holds nothing out.
+    holdout_seed : int, optional
+        Seed of the holdout split (default: the base seed); pass the app's
+        split seed so a chosen point rebuilds exactly.
     progress : callable, optional
         Called as ``progress(fraction_done, message)`` after each point.
 
@@ -135,7 +139,7 @@ def ru_map(
     if unknown:
         raise ValueError(f"unknown measures {unknown}; choose from {sorted(SCORERS)}")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
-    train, held = split_holdout(df, holdout, seed=base)
+    train, held = split_holdout(df, holdout, seed=base if holdout_seed is None else holdout_seed)
     jobs: list[tuple[str, float, int]] = []
     for m in dict.fromkeys(methods):
         grid = [float(e) for e in epsilons] if SYNTHESIZERS[m].is_dp else [math.nan]

@@ -1,79 +1,131 @@
-"""R-U map: risk against utility across ε and methods."""
-
+"""R-U map: risk against utility across ε and methods, and the steward's question."""
 
 import streamlit as st
 
 import app_state
-from app_state import core
+from app_state import core, plain
 
 st.title("Risk–utility map")
 ds, cfg = app_state.dataset(), app_state.config()
+ss = st.session_state
 st.markdown(
-    "Each point is one synthesis: its disclosure risk (x) against its utility (y). Lines follow each "
-    "method through the ε grid; stars mark the original data and the bootstrap. Click a point to load "
-    "that synthesis on the other pages."
+    "Each point is one synthesis: its disclosure risk (x) against its utility (y), the mean over replicates "
+    "with ±1 sd bars. Lines follow each method through the ε grid; stars mark the original data and the "
+    "bootstrap; the dashed line is the Pareto frontier. Click a point to load that synthesis everywhere."
 )
+
+source = st.radio("Sweep on", ["the confidential data", "a public look-alike file"], horizontal=True,
+                  key="ru_source", help="Every synthesis of the confidential data in a sweep is a use of it that "
+                  "no DP guarantee covers, and is logged. A public file with the same columns is the clean "
+                  "alternative: tune ε on it, then release once.")
+public = source != "the confidential data"
+if public:
+    sweep_df = app_state.public_lookalike(st.file_uploader("Public look-alike CSV (same columns)", type=["csv", "txt"],
+                                                           key="ru_public_file"))
+    if sweep_df is None:
+        st.stop()
+elif ss["mode"] == "release":
+    st.info("Release mode: sweeping the confidential data would spend more of it. Sweep a public look-alike "
+            "file instead, or switch to teaching mode.")
+    st.stop()
+else:
+    sweep_df = ds.df
 
 methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")
-grid_text = st.text_input("ε grid (comma-separated)", ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS),
-                          key="ru_grid")
-left, mid, right = st.columns(3)
-reps = left.number_input("Replicates", min_value=1, max_value=20, value=1, key="ru_reps")
-x = mid.selectbox("Risk (x)", core.rumap.metric_options("risk"), format_func=lambda m: core.METRICS[m].label,
-                  key="ru_x")
-y = right.selectbox("Utility (y)", core.rumap.metric_options("utility"),
-                    format_func=lambda m: core.METRICS[m].label, key="ru_y")
-
-holdout = st.select_slider("Rows held out before synthesis (membership inference compares them with the rest)",
-                           options=[0.0, 0.1, 0.2, 0.3], value=0.0, format_func=lambda v: f"{v:.0%}", key="ru_holdout")
-measures = tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS, *core.rumap.RISK_COLUMNS, x, y]))
-
+grid_text = st.text_input("ε grid (comma-separated; log-spaced by default)",
+                          ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
+a, b, c, d = st.columns(4)
+reps = a.number_input("Replicates", min_value=1, max_value=20, value=1, key="ru_reps")
+x = b.selectbox("Risk (x)", core.rumap.metric_options("risk"), format_func=lambda m: core.METRICS[m].label,
+                key="ru_x")
+y = c.selectbox("Utility (y)", core.rumap.metric_options("utility"),
+                format_func=lambda m: core.METRICS[m].label, key="ru_y")
+holdout = d.select_slider("Rows held out", options=[0.0, 0.1, 0.2, 0.3], value=0.0,
+                          format_func=lambda v: f"{v:.0%}", key="ru_holdout",
+                          help="Held out before synthesis; membership inference compares them with the rest.")
 try:
     epsilons = core.parse_epsilon_grid(grid_text)
 except ValueError as err:
     app_state.show_error(str(err))
     st.stop()
 
-if st.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
+run, cancel = st.columns([1, 5])
+if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
+    cancel.button("Cancel", key="ru_cancel")  # any click reruns the page, which stops the sweep
     bar = st.progress(0.0, text="Starting…")
     try:
-        table = app_state.ru_sweep(app_state.synth_key(), ds.df, ds.schema, tuple(methods), tuple(epsilons),
-                                   int(reps), cfg.seed, _progress=lambda f, msg: bar.progress(f, text=msg),
-                                   metrics=measures, holdout=float(holdout))
+        # Keyed by the swept table's own content: a public file must never get another file's sweep.
+        key = app_state.synth_key() + (core.fingerprint(sweep_df) if public else "")
+        table = app_state.ru_sweep(key, sweep_df, ds.schema, tuple(methods),
+                                   tuple(epsilons), int(reps), cfg.seed,
+                                   _progress=lambda f, msg: bar.progress(f, text=msg),
+                                   metrics=tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS,
+                                                                *core.rumap.RISK_COLUMNS, x, y])),
+                                   holdout=float(holdout))
     except (core.DataError, core.MethodRefused, ValueError) as err:
         app_state.show_error(str(err))
         st.stop()
     bar.empty()
-    st.session_state["ru_result"] = table
+    ss["ru_result"] = (table, public, float(holdout))
+    if not public:
+        app_state.log_sweep(table)
+elif ss.get("ru_cancel"):
+    st.warning("Sweep cancelled; nothing of it was kept.")
 
-table = st.session_state.get("ru_result")
-if table is None:
+if ss.get("ru_result") is None:
     st.info("Choose methods and an ε grid, then run the sweep.")
     st.stop()
-
-missing = [core.METRICS[m].label for m in (x, y) if m not in table.columns]
+table, swept_public, swept_holdout = ss["ru_result"]
+missing = [core.METRICS[m].label for m in (x, y) if m not in table.columns or table[m].isna().all()]
 if missing:
-    st.info(f"This sweep did not compute {' and '.join(missing)}: run it again.")
+    st.info(f"This sweep has no values of {' and '.join(missing)}: run it again with them chosen. Membership "
+            "inference needs rows held out; key-based measures need key variables and a sensitive column.")
     st.stop()
-if table[x].isna().all():
-    st.info(f"{core.METRICS[x].label} is undefined at every point of this sweep: membership inference needs rows "
-            "held out, key-based measures need key variables and a sensitive column (Data page), and accuracy "
-            "or RMSE needs a categorical or numeric sensitive column respectively.")
-    st.stop()
-event = st.plotly_chart(core.plots.ru_figure(table, x, y), key="ru_chart", on_select="rerun",
-                        selection_mode="points")
+if swept_public:
+    st.caption("Swept on the public look-alike file: no use of the confidential data.")
+
+fig = core.plots.ru_figure(table, x, y)
+event = st.plotly_chart(fig, key="ru_chart", on_select="rerun", selection_mode="points")
 points = event.selection.points if event and event.selection else []
 if points and "customdata" in points[0]:
     method, eps, seed = points[0]["customdata"]
     if method != "original":
         eps = None if float(eps) < 0 else float(eps)
-        chosen = dict(method=method, seed=int(seed), n=None, columns=None,
+        chosen = dict(method=method, seed=int(seed), n=None, columns=None, holdout=swept_holdout,
                       **({"epsilon": eps} if eps is not None else {}))
         if any(getattr(cfg, k) != v for k, v in chosen.items()):
             app_state.set_config(**chosen)
             st.rerun()  # so the sidebar, drawn before this page, shows the loaded synthesis
         shown = "" if eps is None else f" at ε = {eps:g}"
-        st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}): "
+        where = " (it runs on the confidential data)" if swept_public else ""
+        st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}){where}: "
                    "open Synthesize, Compare or Risk to inspect it.")
+
+st.subheader("The steward's question")
+dp_methods = [m for m in dict.fromkeys(table["method"]) if m in core.SYNTHESIZERS and core.SYNTHESIZERS[m].is_dp]
+if dp_methods:
+    q1, q2 = st.columns(2)
+    target = q1.selectbox("Method", dp_methods, format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_q_method")
+    info = core.METRICS[y]
+    threshold = q2.number_input(f"{info.label} to reach ({info.reading})", value=float(info.best), format="%.4g",
+                                key=f"ru_q_threshold_{y}")
+    st.success(core.rumap.smallest_epsilon(table, target, y, threshold, x)["sentence"])
+else:
+    st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
+
+st.subheader("Export")
+e1, e2, e3 = st.columns(3)
+e1.download_button("Figure (interactive HTML)", fig.to_html(include_plotlyjs=True).encode("utf-8"),
+                   file_name="ru_map.html", mime="text/html", key="ru_html")
+e2.download_button("Sweep table (CSV)", core.to_csv_bytes(table), file_name="ru_sweep.csv", mime="text/csv",
+                   key="ru_csv")
+if e3.button("Figure (PNG)", key="ru_png_make"):
+    try:
+        ss["ru_png"] = core.plots.figure_png(fig)
+    except RuntimeError as err:
+        app_state.show_error(str(err))
+if ss.get("ru_png"):
+    e3.download_button("Download the PNG", ss["ru_png"], file_name="ru_map.png", mime="image/png", key="ru_png")
 st.dataframe(table, hide_index=True)
+st.caption(plain(f"{len(table)} points."))

@@ -113,17 +113,42 @@ def test_partial_synthesis_shows_match_rates(at):
     assert "Expected match rate" in labels and "True match rate" in labels
 
 
-def test_ru_map_sweep_and_point_loads_synthesis(at):
+def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     at.switch_page("pages/ru_map.py").run()
     at.text_input(key="ru_grid").set_value("0.5, 5").run()
     at.button(key="ru_run").click().run()
     _no_errors(at)
-    table = at.session_state["ru_result"]
+    table, public, holdout = at.session_state["ru_result"]
+    assert not public and holdout == 0.0
     dp = table[table["method"] == "independent"]
     assert sorted(dp["epsilon"]) == [0.5, 5.0]
     assert {"original", "bootstrap", "cart"} <= set(table["method"])
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["xaxis"]["title"]["text"].endswith("(risk)")
+    # Every synthesis of the confidential data in the sweep is logged: 2 DP points + cart + bootstrap.
+    sweep_log = [e for e in at.session_state["session_log"] if e["purpose"] == "R-U sweep"]
+    assert sorted((e["method"], e["epsilon_total"]) for e in sweep_log) == [
+        ("bootstrap", None), ("cart", None), ("independent", 0.5), ("independent", 5.0)]
+    # The steward's question, answered by the core from this sweep.
+    at.number_input(key="ru_q_threshold_pmse_ratio").set_value(1e6).run()
+    expected = core.rumap.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "exact_copy_share")
+    assert expected["epsilon"] == 0.5
+    assert expected["sentence"] in [s.value for s in at.success]
+    labels = [b.label for b in at.get("download_button")]
+    assert "Figure (interactive HTML)" in labels and "Sweep table (CSV)" in labels
+
+
+def test_ru_map_on_a_public_lookalike_is_not_logged(at):
+    public = pd.read_csv(core.datasets.DATA_DIR / "penguins.csv").sample(150, random_state=1)
+    at.switch_page("pages/ru_map.py").run()
+    at.radio(key="ru_source").set_value("a public look-alike file").run()
+    at.file_uploader(key="ru_public_file").set_value(("public.csv", _csv(public), "text/csv")).run()
+    at.text_input(key="ru_grid").set_value("1").run()
+    at.button(key="ru_run").click().run()
+    _no_errors(at)
+    table, swept_public, _ = at.session_state["ru_result"]
+    assert swept_public and len(table) == 4  # original + independent at ε=1 + cart + bootstrap
+    assert at.session_state["session_log"] == []
 
 
 def test_user_text_reaches_markdown_only_escaped(at):

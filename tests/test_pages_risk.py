@@ -170,7 +170,7 @@ def test_ru_map_plots_the_new_risk_measures(at, x, holdout):
     at.select_slider(key="ru_holdout").set_value(holdout).run()
     at.button(key="ru_run").click().run()
     _no_errors(at)
-    table = at.session_state["ru_result"]
-    assert table[x].notna().all()
+    table, _, swept_holdout = at.session_state["ru_result"]
+    assert swept_holdout == holdout and table[x].notna().all()
     assert json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["xaxis"]["title"]["text"] == \
         f"{core.METRICS[x].label} (risk)"

@@ -109,3 +109,9 @@ def test_user_text_is_never_html_in_figures():
     assert "<b onmouseover" not in text and "<i>a</i>" not in text
     assert "&lt;b onmouseover=alert(1)&gt;x&lt;/b&gt;" in json.loads(text)["layout"]["title"]["text"]
     assert "&lt;i&gt;a&lt;/i&gt;" in [str(x) for x in fig.data[0].x]
+
+
+def test_figure_png_renders_with_the_machines_chromium(sweep):
+    # Debian's Chromium is installed for the browser tests, so kaleido can render here.
+    png = plots.figure_png(plots.ru_figure(sweep, "exact_copy_share", "pmse_ratio"), scale=1)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

@@ -141,3 +141,12 @@ def dcr_figure(dcr) -> go.Figure:
                                  hovertemplate="distance %{x}<br>%{y} records<extra></extra>"))
     return _layout(fig, "Distance to the closest synthetic record", "Gower distance (0 = exact copy)",
                    "confidential records")
+
+
+def figure_png(fig: go.Figure, *, scale: float = 2.0) -> bytes:
+    """The figure as a PNG (kaleido drives the machine's Chromium); RuntimeError with a sentence if it cannot."""
+    try:
+        return fig.to_image(format="png", scale=scale)
+    except Exception as err:  # kaleido missing, or no Chromium to drive
+        raise RuntimeError("PNG export needs Chromium on the server; use the camera button in the chart's "
+                           "toolbar to save the image from your browser instead.") from err
