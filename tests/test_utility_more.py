@@ -25,7 +25,6 @@ from dpsynth_core.utility import (
     COMBINING_CAVEAT,
     DISCRIMINATORS,
     association_fit,
-    column_distances,
     combine_implicates,
     compare_columns,
     correlation_fit,

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..metric_info import MetricInfo, register
 from ..scoring import register_scorer
-from .design import column_kinds, factorize_labels
+from .design import check_pair, column_kinds, factorize_labels, schema_categorical
 
 __all__ = ["CorrelationFit", "association_fit", "correlation_fit", "cramers_v", "matrix_fit"]
 
@@ -155,14 +155,16 @@ def matrix_fit(real: pd.DataFrame, synth: pd.DataFrame, *, measure: str = "pears
     )
 
 
-def _check(real, synth) -> list[str]:
-    for name, frame in (("real", real), ("synth", synth)):
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in real.columns if c not in synth.columns]
-    if missing:
-        raise ValueError(f"columns {missing} of the real data are not in the synthetic data")
-    return list(real.columns)
+def _columns_of_kind(real, synth, categorical, kind: str, what: str) -> tuple[list[str], list[str]]:
+    """Columns of ``kind``, and a note when there are fewer than the two a pair needs."""
+    columns = check_pair(real, synth)
+    kinds = column_kinds([real, synth], columns, categorical=categorical)
+    chosen = [c for c, k in kinds.items() if k == kind]
+    notes = []
+    if len(chosen) < 2:
+        notes.append(f"{what} needs two {kind} columns; there {'is' if len(chosen) == 1 else 'are'} "
+                     f"{len(chosen)}.")
+    return chosen, notes
 
 
 def correlation_fit(
@@ -201,13 +203,7 @@ def correlation_fit(
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    columns = _check(real, synth)
-    kinds = column_kinds([real, synth], columns, categorical=categorical)
-    numeric = [c for c, k in kinds.items() if k == "numeric"]
-    notes = []
-    if len(numeric) < 2:
-        notes.append(f"Correlation fit needs two numeric columns; there {'is' if len(numeric) == 1 else 'are'} "
-                     f"{len(numeric)}.")
+    numeric, notes = _columns_of_kind(real, synth, categorical, "numeric", "Correlation fit")
     mats = {}
     for who, frame in (("real", real), ("synthetic", synth)):
         values = pd.DataFrame({c: frame[c].to_numpy(dtype=float, na_value=np.nan) for c in numeric},
@@ -304,13 +300,7 @@ def association_fit(
     >>> association_fit(real, synth).mae
     1.0
     """
-    columns = _check(real, synth)
-    kinds = column_kinds([real, synth], columns, categorical=categorical)
-    cats = [c for c, k in kinds.items() if k == "categorical"]
-    notes = []
-    if len(cats) < 2:
-        notes.append(f"Cramér's V needs two categorical columns; there {'is' if len(cats) == 1 else 'are'} "
-                     f"{len(cats)}.")
+    cats, notes = _columns_of_kind(real, synth, categorical, "categorical", "Cramér's V")
     mats = {}
     for who, frame in (("real", real), ("synthetic", synth)):
         coded = [factorize_labels(frame[c], missing=None) for c in cats]
@@ -327,13 +317,7 @@ def association_fit(
     return matrix_fit(mats["real"], mats["synthetic"], measure="cramers_v", notes=notes)
 
 
-def _categorical_from(schema, columns) -> list[str] | None:
-    if schema is None:
-        return None
-    return [c for c in columns if c in schema.columns and schema[c].kind == "categorical"]
-
-
 register_scorer("corr_mae", lambda r, s, *, schema, **_: correlation_fit(
-    r, s, categorical=_categorical_from(schema, r.columns)).mae)
+    r, s, categorical=schema_categorical(schema, r.columns)).mae)
 register_scorer("cramers_v_mae", lambda r, s, *, schema, **_: association_fit(
-    r, s, categorical=_categorical_from(schema, r.columns)).mae)
+    r, s, categorical=schema_categorical(schema, r.columns)).mae)

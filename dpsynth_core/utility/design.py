@@ -20,11 +20,13 @@ __all__ = [
     "MISSING_LABEL",
     "Design",
     "as_labels",
+    "check_pair",
     "column_kinds",
     "dummy_matrix",
     "factorize_labels",
     "independent_columns",
     "propensity_design",
+    "schema_categorical",
 ]
 
 #: Level given to missing values of a categorical column.
@@ -120,6 +122,32 @@ def column_kinds(
         numeric = col not in forced and all(_is_numeric(f[col]) for f in frames)
         kinds[col] = "numeric" if numeric else "categorical"
     return kinds
+
+
+def check_pair(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
+    """The real data's columns, after checking both are frames and synth has every one of them.
+
+    Raises
+    ------
+    TypeError
+        If either is not a DataFrame.
+    ValueError
+        If a column of ``real`` is missing from ``synth``.
+    """
+    for name, frame in (("real", real), ("synth", synth)):
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in real.columns if c not in synth.columns]
+    if missing:
+        raise ValueError(f"columns {missing} of the real data are not in the synthetic data")
+    return list(real.columns)
+
+
+def schema_categorical(schema, columns: Iterable[str]) -> list[str] | None:
+    """Columns a schema declares categorical (None without a schema: decide by dtype)."""
+    if schema is None:
+        return None
+    return [c for c in columns if c in schema.columns and schema[c].kind == "categorical"]
 
 
 def _label(value) -> str:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..metric_info import MetricInfo, register
 from ..scoring import register_scorer
-from .design import column_kinds, factorize_labels
+from .design import check_pair, column_kinds, factorize_labels, schema_categorical
 from .univariate import ks_statistic
 
 __all__ = [
@@ -208,16 +208,6 @@ def _numeric_gap(x: np.ndarray, who: str) -> str | None:
     return None
 
 
-def _check(real: pd.DataFrame, synth: pd.DataFrame) -> list[str]:
-    for name, frame in (("real", real), ("synth", synth)):
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in real.columns if c not in synth.columns]
-    if missing:
-        raise ValueError(f"columns {missing} of the real data are not in the synthetic data")
-    return list(real.columns)
-
-
 def moments_table(
     real: pd.DataFrame,
     synth: pd.DataFrame,
@@ -256,7 +246,7 @@ def moments_table(
     >>> t.loc[("x", "real"), ["mean", "sd", "zero_share", "p50"]].tolist()
     [1.0, 1.0, 0.3333333333333333, 1.0]
     """
-    columns = _check(real, synth)
+    columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
     percentiles = [float(q) for q in percentiles]
     if any(not 0.0 <= q <= 100.0 for q in percentiles):
@@ -294,7 +284,7 @@ def missing_shares(real: pd.DataFrame, synth: pd.DataFrame) -> pd.DataFrame:
         real  synthetic  difference
     a    0.5        0.0        -0.5
     """
-    columns = _check(real, synth)
+    columns = check_pair(real, synth)
 
     def share(frame: pd.DataFrame, col: str) -> float:
         if len(frame) == 0:
@@ -370,7 +360,7 @@ def column_distances(
     x  1.0  NaN
     g  NaN  0.5
     """
-    columns = _check(real, synth)
+    columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
     return _distances(real, synth, kinds)[0][["ks", "tv", "hellinger"]]
 
@@ -450,7 +440,7 @@ def compare_columns(
     >>> compare_columns(real, synth).notes.loc[0, "reason"]
     'constant in the synthetic data: skewness and kurtosis undefined'
     """
-    columns = _check(real, synth)
+    columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
     distances, notes = _distances(real, synth, kinds)
     for col, kind in kinds.items():
@@ -472,15 +462,9 @@ def compare_columns(
 # ----------------------------------------------------------- R-U scorers
 
 
-def _categorical_from(schema, columns) -> list[str] | None:
-    if schema is None:
-        return None
-    return [c for c in columns if c in schema.columns and schema[c].kind == "categorical"]
-
-
 def _shared_columns(real, synth, *, schema, shared, **_) -> ColumnComparison:
     if "columns" not in shared:
-        shared["columns"] = compare_columns(real, synth, categorical=_categorical_from(schema, real.columns),
+        shared["columns"] = compare_columns(real, synth, categorical=schema_categorical(schema, real.columns),
                                             percentiles=())
     return shared["columns"]
 

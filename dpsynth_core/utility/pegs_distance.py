@@ -33,7 +33,7 @@ import pandas as pd
 from .. import constraints
 from ..metric_info import MetricInfo, register
 from ..scoring import register_scorer
-from .design import column_kinds, factorize_labels
+from .design import check_pair, column_kinds, factorize_labels, schema_categorical
 
 __all__ = ["PegsDistances", "pegs_distances", "shared_codes"]
 
@@ -153,15 +153,9 @@ def pegs_distances(
     >>> d.marginal.tolist(), float(d.conditional.loc["h", "g"])
     ([0.0, 0.0], 1.0)
     """
-    for name, frame in (("real", real), ("synth", synth)):
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+    columns = check_pair(real, synth)
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"bins must be an integer of at least 1, got {bins!r}")
-    columns = list(real.columns)
-    absent = [c for c in columns if c not in synth.columns]
-    if absent:
-        raise ValueError(f"columns {absent} of the real data are not in the synthetic data")
     kinds = column_kinds([real, synth], columns, categorical=categorical)
     n_r, n_s = len(real), len(synth)
     codes = {c: shared_codes(real[c], synth[c], numeric=kinds[c] == "numeric", bins=int(bins)) for c in columns}
@@ -211,8 +205,7 @@ def pegs_distances(
 
 def _shared(real, synth, *, schema, shared, **_) -> PegsDistances:
     if "pegs" not in shared:
-        cats = None if schema is None else [c for c in real.columns if schema[c].kind == "categorical"]
-        shared["pegs"] = pegs_distances(real, synth, categorical=cats)
+        shared["pegs"] = pegs_distances(real, synth, categorical=schema_categorical(schema, real.columns))
     return shared["pegs"]
 
 
