@@ -40,6 +40,7 @@ class SynthConfig:
     columns: tuple[str, ...] | None = None  # None: all modelled columns
     holdout: float = 0.0  # share of rows kept away from the synthesizer, for holdout-based risk
     implicates: int = 1
+    params: tuple = ()  # method options changed from their defaults, as sorted (name, value) pairs
 
 
 def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str) -> Dataset:
@@ -148,10 +149,11 @@ def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
 @st.cache_data(show_spinner="Synthesizing…", max_entries=64)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: str, epsilon: float,
                delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float,
-               implicates: int) -> core.Synthesis:
+               implicates: int, params: tuple) -> core.Synthesis:
     schema = core.Schema.from_dict(json.loads(schema_json))
     return core.synthesize(_df, method, epsilon=epsilon, delta=delta, schema=schema, n=n, seed=seed,
-                           columns=list(columns) if columns is not None else None, implicates=implicates)
+                           columns=list(columns) if columns is not None else None, implicates=implicates,
+                           **dict(params))
 
 
 def current_synthesis() -> core.Synthesis:
@@ -159,7 +161,8 @@ def current_synthesis() -> core.Synthesis:
     ds, cfg = dataset(), config()
     train, _ = split()
     result = _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
-                        cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout, cfg.implicates)
+                        cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout, cfg.implicates,
+                        cfg.params)
     log_run(result.ledger, purpose="exploration", key=synth_key())
     return result
 
@@ -251,7 +254,7 @@ def run_release() -> None:
     train, _ = split()
     result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema, n=cfg.n,
                              seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
-                             implicates=cfg.implicates)
+                             implicates=cfg.implicates, **dict(cfg.params))
     log_run(result.ledger, purpose="release")
     log = st.session_state["session_log"]
     stem = core.release.file_stem(ds.name, result.ledger) + "-release"

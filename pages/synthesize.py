@@ -49,12 +49,14 @@ with left:
     st.selectbox(
         "Method", methods, key="method",
         format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
-        on_change=lambda: app_state.set_config(method=ss["method"]),
+        on_change=lambda: app_state.set_config(method=ss["method"], params=()),
     )
     st.caption(core.SYNTHESIZERS[ss["method"]].description)
     chosen = core.SYNTHESIZERS[ss["method"]]
     is_dp_method = chosen.is_dp
-    unit = " per synthetic record" if chosen.per_record else ""
+    options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
+        else dict(getattr(chosen, "defaults", {}))
+    unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
     st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS, key="eps_slider",
                      on_change=_on_slider, disabled=not is_dp_method)
     st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX, key="eps_input",
@@ -74,6 +76,33 @@ with right:
     st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used, key="synth_columns",
                    on_change=lambda: app_state.set_config(
                        columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
+
+defaults = getattr(chosen, "defaults", {})
+if defaults:
+    with st.expander("Method options"):
+        chosen_params = {}
+        for name, default in defaults.items():
+            key = f"opt_{ss['method']}_{name}"
+            _init(key, options.get(name, default) if name != "order" else list(options.get(name) or ds.schema.used))
+            helptext = core.synth.OPTION_HELP.get(name)
+            if name == "ranking":
+                st.selectbox(name, ["public", "data"], key=key, help=helptext)
+            elif name == "order":
+                st.multiselect(name, ds.schema.used, key=key, help=helptext)
+            elif isinstance(default, int):
+                st.number_input(name, min_value=1, step=1, key=key, help=helptext)
+            elif isinstance(default, float):
+                st.number_input(name, min_value=1e-6, key=key, format="%g", help=helptext)
+            else:
+                continue
+            value = ss[key]
+            if name == "order":
+                value = None if list(value) == ds.schema.used else tuple(value)
+            if value != default:
+                chosen_params[name] = value
+        params = tuple(sorted(chosen_params.items()))
+        if params != app_state.config().params:
+            app_state.set_config(params=params)
 
 cfg = app_state.config()
 if ss["mode"] == "release":

@@ -166,3 +166,18 @@ def test_user_text_reaches_markdown_only_escaped(at):
         _no_errors(at)
         texts = [e.value for e in [*at.markdown, *at.warning, *at.subheader, *at.caption, *at.success]]
         assert not any(link in t or tag in t for t in texts), page
+
+
+def test_method_options_reach_the_synthesis(at):
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="method").set_value("pegs_rs").run()
+    _no_errors(at)
+    # The per-record unit follows the method: a block of B records for block PeGS.
+    assert at.select_slider(key="eps_slider").label == "Privacy budget ε per block of 10 synthetic records (log scale)"
+    at.number_input(key="opt_pegs_rs_block").set_value(5).run()
+    _no_errors(at)
+    assert at.session_state["synth_config"].params == (("block", 5),)
+    statements = " ".join(s.value.replace("\\\\", "") for s in at.success)
+    assert "per block of 5 synthetic records" in statements
+    at.selectbox(key="opt_pegs_rs_ranking").set_value("data").run()
+    assert any("mutual information on the data" in w.value.replace("\\\\", "") for w in at.warning)

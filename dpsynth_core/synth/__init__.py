@@ -1,8 +1,8 @@
 """Synthesizers: the registry and the single entry point :func:`synthesize`."""
 
 from . import bootstrap, cart, dirichlet, dp_seqreg, independent, parametric, pegs, pmi  # noqa: F401  (registers the methods)
-from .base import (SYNTHESIZERS, Step, Synthesis, Synthesizer, fingerprint, ledger_steps_table, make_rng,
+from .base import (OPTION_HELP, SYNTHESIZERS, Step, Synthesis, Synthesizer, fingerprint, ledger_steps_table, make_rng,
                    privacy_statement, synthesize)
 
-__all__ = ["SYNTHESIZERS", "Step", "Synthesis", "Synthesizer", "fingerprint", "make_rng",
+__all__ = ["OPTION_HELP", "SYNTHESIZERS", "Step", "Synthesis", "Synthesizer", "fingerprint", "make_rng",
            "privacy_statement", "synthesize", "ledger_steps_table"]

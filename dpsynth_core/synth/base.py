@@ -102,6 +102,22 @@ class Synthesizer:
 
 SYNTHESIZERS: dict[str, Synthesizer] = {}
 
+#: What each method option means, for the app's option widgets.
+OPTION_HELP = {
+    "bins": "Bins per numeric column (over its declared bounds).",
+    "cat_bins": "Bins per numeric predictor when conditioning a categorical column.",
+    "max_cells": "Largest conditional table of a categorical column; earlier columns beyond it are left out.",
+    "top": "How many key features' exact values key each conditional.",
+    "block": "Records drawn per block; a block costs ε.",
+    "ranking": "How key features are chosen: 'public' (declared column order, DP) or 'data' (mutual "
+               "information on the data, as in the paper; not DP).",
+    "min_leaf": "Fewest real rows in a tree leaf (donors per leaf).",
+    "fit_rows": "Rows the per-column models are fitted on (a fixed subsample above it).",
+    "max_iter": "Iterations of each logistic-regression fit.",
+    "C": "Inverse strength of the logistic regressions' L2 penalty.",
+    "order": "Order in which columns are synthesized (each regressed on those before it).",
+}
+
 
 def register(cls: type[Synthesizer]) -> type[Synthesizer]:
     """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`."""
