@@ -1,6 +1,7 @@
 """End to end in Debian's Chromium: upload → synthesize at ε → compare → risk → R-U map → download."""
 
 import json
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -80,3 +81,38 @@ def test_ru_sweep_and_choosing_a_point_loads_it(page):
     # The exact input holds the chosen ε; the log slider shows its nearest step, 10^0.5 ≈ 3.16.
     assert page.get_by_label("ε, exact").input_value() == "3"
     assert page.get_by_test_id("stSliderThumbValue").inner_text() == "3.16"
+
+
+def test_sweep_pick_a_point_then_release_package(page):
+    go(page, "R-U map")
+    page.get_by_test_id("stTextInput").get_by_role("textbox").fill("0.3, 3")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    wait_idle(page)
+    page.locator(".js-plotly-plot").first.wait_for()
+    page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1).click(force=True)
+    wait_idle(page)
+    page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()
+    # The URL now carries the settings (never the data), ready to share.
+    assert "method=independent" in page.url and "eps=3" in page.url and "data=bundled%3Apenguins" in page.url
+
+    page.get_by_test_id("stSidebar").get_by_text("release", exact=True).click()
+    wait_idle(page)
+    go(page, "Synthesize")
+    page.get_by_role("button", name="Run the release").click()
+    wait_idle(page)
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download release package").get_by_role("button").click()
+    shot(page, "release")
+    with zipfile.ZipFile(dl.value.path()) as z:
+        stem = "penguins-independent-eps3-release"
+        assert sorted(z.namelist()) == [f"{stem}.csv", f"{stem}.ledger.json", f"{stem}.report.html"]
+        data = pd.read_csv(z.open(f"{stem}.csv"))
+        ledger = json.loads(z.read(f"{stem}.ledger.json"))
+        report = z.read(f"{stem}.report.html").decode("utf-8")
+    assert list(data.columns) == list(pd.read_csv(ROOT / "data" / "penguins.csv").columns)
+    assert ledger["method"] == "independent" and ledger["epsilon_total"] == 3.0 and ledger["seed"] is None
+    assert ledger["is_dp"] is True and ledger["n_rows"] == len(data)
+    # The sweep's syntheses and the release all count: the statement names the session's total.
+    assert "DP synthesis(es) on the same data, spending ε =" in report
