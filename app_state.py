@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import pandas as pd
@@ -310,13 +312,30 @@ def dcr(key: str, _real, _synth, _schema):
     return pd.Series(core.gower_dcr(_real, _synth, schema=_schema), name="dcr")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def ru_sweep(key: str, _df, _schema, methods: tuple, epsilons: tuple, reps: int, seed: int, _progress=None,
-             metrics: tuple | None = None, holdout: float = 0.0):
-    """The R-U sweep; revisiting the same settings costs nothing."""
-    return core.ru_map(_df, list(methods), list(epsilons), reps=reps, seed=seed, schema=_schema,
-                       progress=_progress, metrics=list(metrics) if metrics else None, holdout=holdout,
-                       holdout_seed=split_seed())
+_SWEEPS: "OrderedDict[str, pd.DataFrame]" = OrderedDict()
+_SWEEPS_LOCK = threading.Lock()
+
+
+def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, progress=None,
+             metrics: tuple | None = None, holdout: float = 0.0) -> pd.DataFrame:
+    """The R-U sweep; revisiting the same settings costs nothing.
+
+    Cached by hand rather than with st.cache_data, which would record the
+    progress bar's updates and replay them into a page that has no such bar.
+    Keyed by content like every cache here (``key`` holds the data's hash).
+    """
+    full = json.dumps([key, methods, epsilons, reps, seed, metrics, holdout, split_seed()], default=str)
+    with _SWEEPS_LOCK:
+        if full in _SWEEPS:
+            _SWEEPS.move_to_end(full)
+            return _SWEEPS[full]
+    table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema, progress=progress,
+                        metrics=list(metrics) if metrics else None, holdout=holdout, holdout_seed=split_seed())
+    with _SWEEPS_LOCK:
+        _SWEEPS[full] = table
+        while len(_SWEEPS) > 16:
+            _SWEEPS.popitem(last=False)
+    return table
 
 
 def log_sweep(table: pd.DataFrame) -> None:

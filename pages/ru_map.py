@@ -59,7 +59,7 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
         key = app_state.synth_key() + (core.fingerprint(sweep_df) if public else "")
         table = app_state.ru_sweep(key, sweep_df, ds.schema, tuple(methods),
                                    tuple(epsilons), int(reps), cfg.seed,
-                                   _progress=lambda f, msg: bar.progress(f, text=msg),
+                                   progress=lambda f, msg: bar.progress(f, text=msg),
                                    metrics=tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS,
                                                                 *core.rumap.RISK_COLUMNS, x, y])),
                                    holdout=float(holdout))

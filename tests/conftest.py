@@ -13,5 +13,8 @@ def _clear_streamlit_cache():
     # st.cache_data is process-global: one test's entries must not serve another.
     import streamlit as st
 
+    import app_state
+
     st.cache_data.clear()
+    app_state._SWEEPS.clear()
     yield

@@ -90,6 +90,7 @@ def test_sweep_pick_a_point_then_release_package(page):
     wait_idle(page)
     page.get_by_role("button", name="Run sweep").click()
     wait_idle(page)
+    shot(page, "sweep_before_release")
     page.locator(".js-plotly-plot").first.wait_for()
     page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1).click(force=True)
     wait_idle(page)
