@@ -8,26 +8,12 @@ alone ≤ 0.5 s. Run: ``.venv/bin/python bench/bench_core.py``. Prints a table
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import flag, machine, timed  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
 from dpsynth_core.synth import base  # noqa: E402
 
-
-def timed(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
 
 
 def compare_metrics(df, schema, synth):
@@ -67,13 +53,11 @@ def main() -> None:
                                                  max_rows=core.constraints.PROPENSITY_HEADLINE_ROWS), args.repeat)
     rows.append((f"propensity_metrics (interactions, {core.constraints.PROPENSITY_HEADLINE_ROWS:,} rows)", t, None))
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.release()}")
+    print(machine())
     print(f"data: diamonds, {len(df):,} rows × {df.shape[1]} columns; median of {args.repeat} runs\n")
     print(f"{'step':58s} {'seconds':>8s}  target")
     for name, sec, target in rows:
-        flag = "" if target is None else (f"≤ {target:g} s " + ("ok" if sec <= target else "MISSED"))
-        print(f"{name:58s} {sec:8.3f}  {flag}")
+        print(f"{name:58s} {sec:8.3f}  {flag(sec, target)}")
 
 
 if __name__ == "__main__":

@@ -9,14 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import platform
-import statistics
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import flag, machine, timed  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
 from dpsynth_core import constraints  # noqa: E402
@@ -26,17 +20,6 @@ from dpsynth_core.synth.encoding import column_domain  # noqa: E402
 FIRST_TARGET, AGAIN_TARGET = 5.0, 0.5
 
 
-def timed(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
-
-
-def flag(sec: float, target: float) -> str:
-    return f"≤ {target:g} s " + ("ok" if sec <= target else "MISSED")
 
 
 def main() -> None:
@@ -63,8 +46,7 @@ def main() -> None:
             notes.append(f"{method}: {len(s.data):,} records, ledger total ε = {s.ledger['epsilon_total']:,.2f} "
                          f"({s.ledger['dp_label']}).")
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.release()}")
+    print(machine())
     print(f"data: diamonds, {len(df):,} rows × {df.shape[1]} columns, declared public schema; "
           f"n_s not declared (noisy count); re-sample: median of {args.repeat} runs\n")
     print(f"{'step':62s} {'seconds':>8s}  target")

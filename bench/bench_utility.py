@@ -24,27 +24,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
-import platform
-import statistics
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import flag, machine, timed  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
 from dpsynth_core import constraints  # noqa: E402
 from dpsynth_core.utility import run_discriminator, utility_summary  # noqa: E402
 
-
-def timed(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
 
 
 def compare_page(real, synths, cats, seed=1):
@@ -121,15 +107,12 @@ def main() -> None:
         add("SynthEval p_mse (logistic, main effects, 5-fold CV)",
             lambda: peer_syntheval(real, synth, cats, nums))
 
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.release()}; load average {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}")
+    print(machine())
     print(f"data: diamonds, {len(df):,} rows × {len(used)} columns vs an 'independent' synthesis "
           f"(ε = 1, 3 implicates of {len(synth):,} rows); median of {args.repeat} runs\n")
     print(f"{'step':66s} {'seconds':>8s}  target")
     for name, sec, target in rows:
-        flag = "" if target is None else (f"≤ {target:g} s " + ("ok" if sec <= target else "MISSED"))
-        print(f"{name:66s} {sec:8.3f}  {flag}")
+        print(f"{name:66s} {sec:8.3f}  {flag(sec, target)}")
     print(f"\nlogistic, main effects: pMSE {ours.pmse:.5f}, ratio {ours.pmse_ratio:.4g}, AUC {ours.auc:.4f}; "
           f"held out: pMSE {held.pmse:.5f}, AUC {held.auc:.4f}")
     print(f"CART (10k rows): pMSE {cart.pmse:.4f}, AUC {cart.auc:.4f}; all rows: pMSE {cart_all.pmse:.4f}, "

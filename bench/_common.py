@@ -1,0 +1,37 @@
+"""Helpers the benchmark scripts share: timing, target flags, and the machine line."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# The scripts run from anywhere: put the project root on the path for `import dpsynth_core`.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:
+    """Median wall time of ``repeat`` calls of ``fn``, and the last result."""
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def flag(sec: float, target: float | None) -> str:
+    """``≤ 2 s ok`` / ``≤ 2 s MISSED``, or nothing without a target."""
+    if target is None:
+        return ""
+    return f"≤ {target:g} s " + ("ok" if sec <= target else "MISSED")
+
+
+def machine() -> str:
+    """One line naming the machine and its load, printed above every table."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}; load average {load}")
