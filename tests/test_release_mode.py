@@ -79,3 +79,28 @@ def test_report_escapes_user_text():
                             synthesis=result, statement="ok", sections=[])
     assert "<script>alert(1)</script>" not in html_text and "<img src=x>" not in html_text
     assert "&lt;img src=x&gt;.csv" in html_text
+
+
+def test_a_shared_link_restores_the_settings_on_the_same_dataset():
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in {"data": "bundled:diamonds", "method": "cart", "eps": "0.3", "seed": "99", "n": "500"}.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception
+    ds, cfg = at.session_state["dataset"], at.session_state["synth_config"]
+    assert ds.name == "diamonds" and (cfg.method, cfg.epsilon, cfg.seed, cfg.n) == ("cart", 0.3, 99, 500)
+
+
+def test_a_link_for_an_uploaded_file_waits_for_that_file():
+    df = pd.DataFrame({"g": list("abcab") * 8, "v": range(40)})
+    payload = core.to_csv_bytes(df)
+    token = core.fingerprint(core.load_csv(io.BytesIO(payload)))[:16]
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in {"data": f"sha:{token}", "method": "bootstrap", "seed": "5"}.items():
+        at.query_params[k] = v
+    at.run()
+    assert at.session_state["dataset"].name == "penguins"  # the data never travels in the link
+    assert any("upload the same file" in i.value for i in at.info)
+    at.file_uploader(key="uploader").set_value(("mine.csv", payload, "text/csv")).run()
+    cfg = at.session_state["synth_config"]
+    assert at.session_state["dataset"].name == "mine.csv" and (cfg.method, cfg.seed) == ("bootstrap", 5)
