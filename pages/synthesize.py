@@ -129,7 +129,7 @@ ledger = result.ledger
 app_state.show_ledger(ledger)
 
 st.subheader("Synthetic data (exploration, not a release)")
-st.dataframe(result.data.head(200), height=260)
+st.dataframe(result.data.head(50), height=260)  # a preview; the download has every row
 stem = core.release.file_stem(ds.name, ledger)
 files = core.release.release_files(result, stem)
 d1, d2 = st.columns(2)
