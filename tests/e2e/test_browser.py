@@ -61,7 +61,8 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     shot(page, "risk")
 
 
-def test_ru_sweep_and_choosing_a_point_loads_it(page):
+def _sweep_and_pick_independent_at_3(page) -> None:
+    """Sweep ε ∈ {0.3, 3} and click the independent-marginals point at ε = 3."""
     go(page, "R-U map")
     page.get_by_test_id("stTextInput").get_by_role("textbox").fill("0.3, 3")
     page.keyboard.press("Enter")
@@ -70,11 +71,14 @@ def test_ru_sweep_and_choosing_a_point_loads_it(page):
     wait_idle(page)
     page.locator(".js-plotly-plot").first.wait_for()
     shot(page, "ru_map")
-    # Click the independent-marginals point at ε = 3 (its text label "ε=3").
-    point = page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1)
-    point.click(force=True)
+    # Traces: original data, then independent marginals (points in ε order), cart, bootstrap.
+    page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1).click(force=True)
     wait_idle(page)
     page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()
+
+
+def test_ru_sweep_and_choosing_a_point_loads_it(page):
+    _sweep_and_pick_independent_at_3(page)
     sidebar = page.get_by_test_id("stSidebar")
     assert "ε = 3" in sidebar.inner_text()
     go(page, "Synthesize")
@@ -84,17 +88,7 @@ def test_ru_sweep_and_choosing_a_point_loads_it(page):
 
 
 def test_sweep_pick_a_point_then_release_package(page):
-    go(page, "R-U map")
-    page.get_by_test_id("stTextInput").get_by_role("textbox").fill("0.3, 3")
-    page.keyboard.press("Enter")
-    wait_idle(page)
-    page.get_by_role("button", name="Run sweep").click()
-    wait_idle(page)
-    shot(page, "sweep_before_release")
-    page.locator(".js-plotly-plot").first.wait_for()
-    page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1).click(force=True)
-    wait_idle(page)
-    page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()
+    _sweep_and_pick_independent_at_3(page)
     # The URL now carries the settings (never the data), ready to share.
     assert "method=independent" in page.url and "eps=3" in page.url and "data=bundled%3Apenguins" in page.url
 
