@@ -50,7 +50,7 @@ def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _bundled(name: str):
+def bundled(name: str):
     return core.load_bundled(name)
 
 
@@ -100,7 +100,7 @@ def write_link() -> None:
 
 
 def set_bundled(name: str) -> None:
-    df, schema = _bundled(name)
+    df, schema = bundled(name)
     st.session_state["dataset"] = _dataset_from(name, df, schema, "bundled")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from app_state import core
+from app_state import bundled, core
 
 T, F, C = core.teaching, core.plots.teaching, core.constraints
 
@@ -24,11 +24,6 @@ def eps_slider(key: str, default: float = 1.0, options=EPSILONS, label="Privacy 
 
 def slider(label, lo, hi, value, key, step=None, **kw):
     return st.slider(label, lo, hi, value, step=step, key=key, **PAGE, **kw)
-
-
-@st.cache_data(max_entries=2, show_spinner=False)
-def bundled(name: str):
-    return core.load_bundled(name)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
