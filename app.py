@@ -31,9 +31,11 @@ with st.sidebar:
     if not ds.schema.is_public:
         st.caption("Some bounds or categories are read off the data: no synthesis of it is DP.")
     st.caption("Synthesis")
-    st.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · seed {cfg.seed}")
+    seed = "fresh seed" if st.session_state["mode"] == "release" else f"seed {cfg.seed}"
+    st.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · {seed}")
     st.caption("This session's use of the data")
-    spending = st.empty()  # filled after the page has run, so it counts this run's synthesis
+    st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page logs a synthesis
+app_state.show_spending()
 
 for note in st.session_state.pop("link_notes", []):
     st.info(plain(note[0].upper() + note[1:] + "."))
@@ -42,8 +44,4 @@ if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn ne
             "data; choosing ε by looking at them is itself a use of the data that no DP guarantee covers. "
             "Switch to release mode in the sidebar for the final synthesis.")
 app_state.write_link()
-try:
-    page.run()
-finally:
-    runs, spent = core.report.session_total(st.session_state["session_log"], ds.fingerprint)
-    spending.text(f"{runs} DP synthesis(es), ε = {spent:g} in all")
+page.run()

@@ -182,6 +182,15 @@ def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
         "method": ledger["method"], "epsilon_total": ledger["epsilon_total"], "is_dp": ledger["is_dp"],
         "seed": ledger["seed"], "rows": ledger["n_rows"],
     })
+    show_spending()
+
+
+def show_spending() -> None:
+    """Write the session's spending on this dataset into the sidebar's slot (drawn by app.py)."""
+    slot = st.session_state.get("spending_slot")
+    if slot is not None:
+        runs, spent = core.report.session_total(st.session_state.get("session_log", []), dataset().fingerprint)
+        slot.text(f"{runs} DP synthesis(es), ε = {spent:g} in all")
 
 
 def session_log_table() -> pd.DataFrame:
