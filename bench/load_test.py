@@ -44,7 +44,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--browser.gatherUsageStats", "false"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=open(os.environ.get("LOAD_SERVER_LOG", os.devnull), "w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -62,7 +62,8 @@ async def idle(page) -> None:
 
 
 async def student(browser, url: str, rounds: int, latencies: list[float], failures: list[str],
-                  delay: float, ready: asyncio.Barrier, rng: random.Random, think: tuple[float, float]) -> None:
+                  delay: float, ready: asyncio.Barrier, done: asyncio.Barrier, rng: random.Random,
+                  think: tuple[float, float]) -> None:
     await asyncio.sleep(delay)  # students join over a few seconds, not in the same millisecond
     ctx = await browser.new_context(viewport={"width": 1200, "height": 900})
     await ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
@@ -94,6 +95,8 @@ async def student(browser, url: str, rounds: int, latencies: list[float], failur
     except Exception as err:
         failures.append(f"moving sliders: {type(err).__name__}: {err}"[:200])
     finally:
+        # Leave together: closing pages costs the shared CPU and would slow those still measuring.
+        await done.wait()
         await ctx.close()
 
 
@@ -109,10 +112,10 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=FLAGS)
             t0 = time.perf_counter()
-            ready = asyncio.Barrier(sessions)
+            ready, done = asyncio.Barrier(sessions), asyncio.Barrier(sessions)
             rng = random.Random(0)
             await asyncio.wait_for(asyncio.gather(*(student(browser, url, rounds, latencies, failures, i * stagger,
-                                                            ready, random.Random(rng.random()), think)
+                                                            ready, done, random.Random(rng.random()), think)
                                                     for i in range(sessions))), timeout=1200)
             wall = time.perf_counter() - t0
             await browser.close()
