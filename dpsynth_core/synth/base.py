@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -145,6 +146,7 @@ class Synthesis:
 
 _CACHE_SIZE = 8
 _measure_cache: "OrderedDict[str, Any]" = OrderedDict()
+_measure_lock = threading.Lock()  # the app runs sessions in threads; an OrderedDict is not thread-safe
 
 
 def fingerprint(df: pd.DataFrame) -> str:
@@ -160,13 +162,15 @@ def _measured(synth: Synthesizer, df: pd.DataFrame, schema: Schema, columns: lis
     # the same data, so nothing of one user's data can reach another.
     key = json.dumps([synth.name, fingerprint(df), schema.to_dict(), columns, params],
                      sort_keys=True, default=str)
-    if key in _measure_cache:
-        _measure_cache.move_to_end(key)
-        return _measure_cache[key]
-    value = synth.measure(df, schema, columns, **params)
-    _measure_cache[key] = value
-    while len(_measure_cache) > _CACHE_SIZE:
-        _measure_cache.popitem(last=False)
+    with _measure_lock:
+        if key in _measure_cache:
+            _measure_cache.move_to_end(key)
+            return _measure_cache[key]
+    value = synth.measure(df, schema, columns, **params)  # outside the lock: measuring can take seconds
+    with _measure_lock:
+        _measure_cache[key] = value
+        while len(_measure_cache) > _CACHE_SIZE:
+            _measure_cache.popitem(last=False)
     return value
 
 
