@@ -281,8 +281,8 @@ def missing_shares(real: pd.DataFrame, synth: pd.DataFrame) -> pd.DataFrame:
     --------
     >>> import pandas as pd
     >>> missing_shares(pd.DataFrame({"a": [1.0, None]}), pd.DataFrame({"a": [1.0, 2.0]}))
-        real  synthetic  difference
-    a    0.5        0.0        -0.5
+       real  synthetic  difference
+    a   0.5        0.0        -0.5
     """
     columns = check_pair(real, synth)
 
