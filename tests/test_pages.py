@@ -181,3 +181,14 @@ def test_method_options_reach_the_synthesis(at):
     assert "per block of 5 synthetic records" in statements
     at.selectbox(key="opt_pegs_rs_ranking").set_value("data").run()
     assert any("mutual information on the data" in w.value.replace("\\\\", "") for w in at.warning)
+
+
+def test_data_page_sets_key_variables_and_the_sensitive_column(at):
+    fp = at.session_state["dataset"].fingerprint[:12]
+    at.multiselect(key=f"keys_{fp}").set_value(["island", "year"]).run()
+    at.selectbox(key=f"sensitive_{fp}").set_value("sex").run()
+    _no_errors(at)
+    schema = at.session_state["dataset"].schema
+    assert schema.keys == ("island", "year") and schema.sensitive == "sex"
+    # Roles change no domain: the bundled schema stays public, so DP stays possible.
+    assert schema.is_public
