@@ -257,6 +257,7 @@ class Release:
     statement: str
     stem: str
     package: bytes
+    content: str  # hash of the released data, hashed once here rather than on every cache lookup
 
 
 def run_release() -> None:
@@ -272,18 +273,13 @@ def run_release() -> None:
     package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, real=train,
                                           synthesis=result, stem=stem, log=log)
     statement = core.report.release_statement(result.ledger, log, ds.fingerprint)
-    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package)
+    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package,
+                                          core.fingerprint(result.data))
 
 
 def current_release() -> Release | None:
     rel = st.session_state.get("release")
     return rel if rel is not None and rel.fingerprint == dataset().fingerprint else None
-
-
-@st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
-def propensity(key: str, _real: pd.DataFrame, _synth: pd.DataFrame, seed: int):
-    return core.propensity_metrics(_real, _synth, interactions=True, seed=seed,
-                                   max_rows=core.constraints.PROPENSITY_HEADLINE_ROWS)
 
 
 def synth_key() -> str:
@@ -294,7 +290,7 @@ def synth_key() -> str:
     """
     ds = dataset()
     release = current_release() if st.session_state.get("mode") == "release" else None
-    marker = core.fingerprint(release.synthesis.data) if release is not None else "exploration"
+    marker = release.content if release is not None else "exploration"
     return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
 
 
@@ -311,14 +307,13 @@ def show_error(message: str) -> None:
     st.error(plain(message), icon="⚠️")
 
 
-@st.cache_data(show_spinner="Matching records…", max_entries=64)
-def match_rates(key: str, _real, _released, keys: tuple, tolerance):
-    return core.match_rates(_real, _released, list(keys), tolerance=tolerance)
-
-
-@st.cache_data(show_spinner="Measuring distances…", max_entries=64)
-def dcr(key: str, _real, _synth, _schema):
-    return pd.Series(core.gower_dcr(_real, _synth, schema=_schema), name="dcr")
+@st.cache_data(show_spinner="Preparing the downloads…", max_entries=16)
+def download_files(key: str, _result: core.Synthesis, stem: str) -> dict[str, bytes]:
+    """CSV(s), ledger and, for m implicates, their zip: encoded once per synthesis, not on every rerun."""
+    files = core.release.release_files(_result, stem)
+    if len(_result.implicates) > 1:
+        files[f"{stem}.zip"] = core.release.zip_bytes(files)
+    return files
 
 
 _SWEEPS: "OrderedDict[str, pd.DataFrame]" = OrderedDict()
@@ -387,15 +382,6 @@ def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitiv
 
 
 # -- Compare page: utility measures (dpsynth_core.utility) --
-
-def compare_key(result: core.Synthesis) -> str:
-    """Cache key of what the Compare page measures: the settings and the synthetic content itself.
-
-    The content hash matters in release mode, where the release (fresh seed)
-    and the exploration share the same settings.
-    """
-    return json.dumps([synth_key(), [core.fingerprint(d) for d in result.implicates]])
-
 
 @st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
 def discriminator(key: str, _real, _synth, choice: str, holdout: float, permutations: int, seed: int,

@@ -4,6 +4,8 @@ Keeping them in one place means a slider's range, the check that rejects a
 value and the test of that check cannot drift apart.
 """
 
+import math
+
 # Privacy budget the app offers (log-scale slider).
 EPSILON_MIN = 0.01
 EPSILON_MAX = 100.0
@@ -31,6 +33,16 @@ PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a sho
 # Log-scale ε slider: 10 steps per decade from EPSILON_MIN to EPSILON_MAX,
 # rounded to 3 significant digits so the labels read cleanly.
 EPSILON_STEPS = tuple(float(f"{10 ** (k / 10):.3g}") for k in range(-20, 21))
+
+
+
+def nearest_epsilon_step(epsilon: float) -> float:
+    """The slider step closest to ``epsilon`` on the log scale (an exact ε typed in moves the slider there)."""
+    return min(EPSILON_STEPS, key=lambda s: abs(math.log(s) - math.log(epsilon)))
+
+
+# The Learn page's ε slider: round values read well in front of a class.
+LEARN_EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 # Default ε grid of the risk-utility sweep (log-spaced).
 RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)

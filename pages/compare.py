@@ -28,7 +28,7 @@ real = app_state.split()[0][used]
 synths = tuple(d[used] for d in result.implicates)
 synth, m = synths[0], len(synths)
 cats = tuple(c for c in used if ds.schema[c].kind == "categorical")
-key = app_state.compare_key(result)
+key = app_state.synth_key()  # in release mode it holds the release's content hash
 st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}: "
            f"{len(real):,} real rows vs {len(synth):,} synthetic rows"
            + (f" (implicate 1 of {m}; the regression combines all {m})." if m > 1 else "."))

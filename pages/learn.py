@@ -13,8 +13,7 @@ st.title("Learn")
 st.caption("Seven small demos driven by sliders. They use formulas, simulations and the bundled datasets, "
            "never your uploaded file.")
 
-# Round values read well in front of a class.
-EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+EPSILONS = C.LEARN_EPSILONS
 PAGE = dict(persist_state="page")  # a hidden tab's widgets keep their values
 
 

@@ -1,6 +1,5 @@
 """Synthesize: method, ε, seed and rows; the ledger in words; the download."""
 
-import math
 
 import streamlit as st
 
@@ -20,23 +19,19 @@ def _init(key, value):
         ss[key] = value
 
 
-def _nearest_step(eps: float) -> float:
-    return min(C.EPSILON_STEPS, key=lambda s: abs(math.log(s) - math.log(eps)))
-
-
 def _on_slider():
     ss["eps_input"] = ss["eps_slider"]
     app_state.set_config(epsilon=float(ss["eps_slider"]))
 
 
 def _on_input():
-    ss["eps_slider"] = _nearest_step(ss["eps_input"])
+    ss["eps_slider"] = C.nearest_epsilon_step(ss["eps_input"])
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
 methods = list(core.SYNTHESIZERS)
 _init("method", cfg.method)
-_init("eps_slider", _nearest_step(cfg.epsilon))
+_init("eps_slider", C.nearest_epsilon_step(cfg.epsilon))
 _init("eps_input", cfg.epsilon)
 _init("seed", cfg.seed)
 _init("n_declared", cfg.n is not None)
@@ -131,13 +126,13 @@ app_state.show_ledger(ledger)
 st.subheader("Synthetic data (exploration, not a release)")
 st.dataframe(result.data.head(50), height=260)  # a preview; the download has every row
 stem = core.release.file_stem(ds.name, ledger)
-files = core.release.release_files(result, stem)
+files = app_state.download_files(app_state.synth_key(), result, stem)
 d1, d2 = st.columns(2)
 if len(result.implicates) == 1:
     d1.download_button("Download synthetic CSV", files[f"{stem}.csv"], file_name=f"{stem}.csv",
                        mime="text/csv", key="download_csv")
 else:
-    d1.download_button(f"Download {len(result.implicates)} implicates (zip)", core.release.zip_bytes(files),
+    d1.download_button(f"Download {len(result.implicates)} implicates (zip)", files[f"{stem}.zip"],
                        file_name=f"{stem}.zip", mime="application/zip", key="download_csv")
 d2.download_button("Download ledger (JSON)", files[f"{stem}.ledger.json"], file_name=f"{stem}.ledger.json",
                    mime="application/json", key="download_ledger")
