@@ -15,7 +15,6 @@ import dpsynth_core as core  # noqa: E402
 from dpsynth_core.synth import base  # noqa: E402
 
 
-
 def compare_metrics(df, schema, synth):
     """Everything the Compare page computes for one synthesis."""
     real, fake = df[schema.used], synth[schema.used]

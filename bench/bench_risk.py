@@ -14,30 +14,23 @@ import argparse
 import os
 import platform
 import resource
-import statistics
-import sys
-import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import timed  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
 from dpsynth_core import risk  # noqa: E402
 
 
-def timed(fn, repeat: int) -> tuple[float, float, object]:
+def timed_with_memory(fn, repeat: int) -> tuple[float, float, object]:
     """Median seconds over ``repeat`` runs, then the peak MB allocated by one traced run."""
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
+    median, out = timed(fn, repeat)
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    return statistics.median(times), peak, out
+    return median, peak, out
 
 
 def cpu_model() -> str:
@@ -60,7 +53,7 @@ def main() -> None:
     rows = []
     for method in ("cart", "independent"):
         full = core.synthesize(df, method, epsilon=1.0, schema=schema, seed=1).data[used]
-        sec, peak, _ = timed(lambda: core.gower_dcr(df[used], full, schema=schema), args.repeat)
+        sec, peak, _ = timed_with_memory(lambda: core.gower_dcr(df[used], full, schema=schema), args.repeat)
         rows.append((f"gower_dcr, whole table: {len(df):,} real vs {len(full):,} synthetic ({method})", sec, peak, 5.0))
     for method in ("cart", "independent"):
         s = core.synthesize(train, method, epsilon=1.0, schema=schema, seed=1).data[used]
@@ -80,15 +73,15 @@ def main() -> None:
              lambda: risk.attribute_inference(train, s, keys, sensitive, schema=schema, holdout=held, seed=1), None),
         ]
         for name, fn, target in steps:
-            sec, peak, _ = timed(fn, args.repeat)
+            sec, peak, _ = timed_with_memory(fn, args.repeat)
             rows.append((name, sec, peak, target))
 
     # Match rates need a row-linked release: CART re-synthesizes price and x, y, z; the keys are kept.
     part = core.synthesize(df, "cart", schema=schema, seed=1, columns=["price", "x", "y", "z"]).data
     for label, tol in (("exact keys", None), ("carat within 0.01", 0.01)):
-        sec, peak, _ = timed(lambda: core.match_rates(df, part, keys, tolerance=tol), args.repeat)
+        sec, peak, _ = timed_with_memory(lambda: core.match_rates(df, part, keys, tolerance=tol), args.repeat)
         rows.append((f"match_rates, {label} ({len(df):,} rows)", sec, peak, 0.5))
-    sec, peak, _ = timed(lambda: risk.match_risk(df, part, keys, schema=schema), args.repeat)
+    sec, peak, _ = timed_with_memory(lambda: risk.match_risk(df, part, keys, schema=schema), args.repeat)
     rows.append((f"match_risk: rates + references + table ({len(df):,} rows)", sec, peak, None))
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores ({cpu_model()}), "

@@ -20,8 +20,6 @@ from dpsynth_core.synth.encoding import column_domain  # noqa: E402
 FIRST_TARGET, AGAIN_TARGET = 5.0, 0.5
 
 
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)

@@ -32,7 +32,6 @@ from dpsynth_core import constraints  # noqa: E402
 from dpsynth_core.utility import run_discriminator, utility_summary  # noqa: E402
 
 
-
 def compare_page(real, synths, cats, seed=1):
     """Every measure of the Compare page for one synthesis: the headline discriminator and CART
     (a single permutation: the null's permutations are what the 2 s leave out), the column and
