@@ -13,14 +13,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def timed_cpu(fn, repeat: int) -> tuple[float, float, object]:
+    """Median wall-clock and CPU seconds (this process's) of ``repeat`` calls of ``fn``, and the last result."""
+    wall, cpu, out = [], [], None
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu), out
+
+
 def timed(fn, repeat: int) -> tuple[float, object]:
     """Median wall time of ``repeat`` calls of ``fn``, and the last result."""
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
+    wall, _, out = timed_cpu(fn, repeat)
+    return wall, out
 
 
 def flag(sec: float, target: float | None) -> str:

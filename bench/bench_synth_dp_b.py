@@ -9,14 +9,8 @@ runs for the re-sample; the first run happens once, on an empty cache) and the m
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import statistics
-import sys
-import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import flag, machine, timed_cpu  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
 from dpsynth_core.synth import SYNTHESIZERS, base  # noqa: E402
@@ -34,17 +28,6 @@ NOTES = {
 }
 
 
-def timed(fn, repeat: int) -> tuple[float, float, object]:
-    """Median wall-clock and CPU seconds of ``repeat`` calls, and the last result."""
-    wall, cpu, out = [], [], None
-    for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
-        out = fn()
-        wall.append(time.perf_counter() - t)
-        cpu.append(time.process_time() - c)
-    return statistics.median(wall), statistics.median(cpu), out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
@@ -53,24 +36,21 @@ def main() -> None:
     rows, notes = [], []
     for method in ("pmi", "dp_seqreg", "parametric"):
         base._measure_cache.clear()
-        first, first_cpu, s = timed(lambda: core.synthesize(df, method, epsilon=1.0, schema=schema, seed=1), 1)
+        first, first_cpu, s = timed_cpu(lambda: core.synthesize(df, method, epsilon=1.0, schema=schema, seed=1), 1)
         eps = iter(range(2, 2 + args.repeat))  # a new ε (and seed) on every call
-        again, again_cpu, _ = timed(lambda: core.synthesize(df, method, epsilon=float(next(eps)), schema=schema,
-                                                            seed=2), args.repeat)
+        again, again_cpu, _ = timed_cpu(lambda: core.synthesize(df, method, epsilon=float(next(eps)), schema=schema,
+                                                                seed=2), args.repeat)
         rows.append((f"{method}: first run (measure + noise + sample)", first, first_cpu, 5.0))
         rows.append((f"{method}: new ε and seed (measure cached)", again, again_cpu, 0.5))
         notes.append(f"{method}: {NOTES[method].format(**SYNTHESIZERS[method].defaults)} "
                      f"Ledger of the first run: {s.ledger['dp_label']}.")
 
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.release()}; load average {load}")
+    print(machine())
     print(f"data: diamonds, {len(df):,} rows × {df.shape[1]} columns, public schema; n_s = noisy row count; "
           f"median of {args.repeat} re-samples\n")
     print(f"{'step':52s} {'seconds':>8s} {'cpu s':>7s}  target (wall clock)")
     for name, sec, cpu, target in rows:
-        flag = f"≤ {target:g} s " + ("ok" if sec <= target else "MISSED")
-        print(f"{name:52s} {sec:8.3f} {cpu:7.3f}  {flag}")
+        print(f"{name:52s} {sec:8.3f} {cpu:7.3f}  {flag(sec, target)}")
     print("\n(cpu s: this process's CPU time, which a busy machine inflates less than the wall clock)")
     print()
     for note in notes:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import random
 import re
 import socket
@@ -34,6 +33,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from _common import machine
 from playwright.async_api import async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,9 +205,7 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
         proc.terminate()
         proc.wait(10)
     server = lesson_reruns(timings)
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"load average after the run {load}")
+    print(machine() + " (after the run)")
     print(f"{sessions} sessions (joining {stagger:g} s apart) × {rounds} slider moves on the Synthesize page "
           f"(penguins), think time {think[0]:g}–{think[1]:g} s, wall {wall:.1f} s")
     if latencies:

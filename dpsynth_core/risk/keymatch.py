@@ -222,6 +222,25 @@ def _key_match(confidential: pd.DataFrame, synth: pd.DataFrame, keys: list[str],
     return c, pd.Series(guess, index=confidential.index), revealed
 
 
+def _intruder_setup(confidential, synth, holdout, keys, sensitive, tolerance, sensitive_tolerance, schema):
+    """Checked keys and their tolerances, the frames, and how the sensitive column is matched.
+
+    Returns ``(keys, key_tol, frames, categorical, domain, tol)``: ``tol`` is 0 for a categorical
+    sensitive column, else the sensitive tolerance on its public ``domain``.
+    """
+    frames = [("confidential", confidential), ("synth", synth)]
+    if holdout is not None:
+        frames.append(("holdout", holdout))
+    keys = _check_roles(keys, sensitive, frames)
+    numeric = [k for k in keys if is_numeric(confidential[k]) and is_numeric(synth[k])]
+    key_tol = _check_tolerance(tolerance, keys, numeric)
+    everything = [f for _, f in frames]
+    categorical = _is_categorical(sensitive, everything, schema)
+    domain = column_domain(sensitive, everything, schema)
+    tol = 0.0 if categorical else _sensitive_tolerance(sensitive_tolerance, domain)
+    return keys, key_tol, everything, categorical, domain, tol
+
+
 def key_match_disclosure(
     confidential: pd.DataFrame,
     synth: pd.DataFrame,
@@ -282,16 +301,8 @@ def key_match_disclosure(
     >>> r.per_record["revealed"].tolist(), r.share
     ([1.0, 0.0, 0.0], 0.3333333333333333)
     """
-    frames = [("confidential", confidential), ("synth", synth)]
-    if holdout is not None:
-        frames.append(("holdout", holdout))
-    keys = _check_roles(keys, sensitive, frames)
-    numeric = [k for k in keys if is_numeric(confidential[k]) and is_numeric(synth[k])]
-    key_tol = _check_tolerance(tolerance, keys, numeric)
-    everything = [f for _, f in frames]
-    categorical = _is_categorical(sensitive, everything, schema)
-    domain = column_domain(sensitive, everything, schema)
-    tol = 0.0 if categorical else _sensitive_tolerance(sensitive_tolerance, domain)
+    keys, key_tol, everything, categorical, domain, tol = _intruder_setup(
+        confidential, synth, holdout, keys, sensitive, tolerance, sensitive_tolerance, schema)
 
     def run(conf, rel):
         return _key_match(conf, rel, keys, sensitive, key_tol, categorical, tol)
@@ -394,16 +405,8 @@ def unique_reproduction(
     >>> r.n_unique, r.reproduced, r.share
     (2, 1, 0.5)
     """
-    frames = [("confidential", confidential), ("synth", synth)]
-    if holdout is not None:
-        frames.append(("holdout", holdout))
-    keys = _check_roles(keys, sensitive, frames)
-    numeric = [k for k in keys if is_numeric(confidential[k]) and is_numeric(synth[k])]
-    key_tol = _check_tolerance(tolerance, keys, numeric)
-    everything = [f for _, f in frames]
-    categorical = _is_categorical(sensitive, everything, schema)
-    s_domain = column_domain(sensitive, everything, schema)
-    tol = 0.0 if categorical else _sensitive_tolerance(sensitive_tolerance, s_domain)
+    keys, key_tol, everything, categorical, s_domain, tol = _intruder_setup(
+        confidential, synth, holdout, keys, sensitive, tolerance, sensitive_tolerance, schema)
 
     unique, hit = _reproduced(confidential, synth, keys, sensitive, key_tol, tol, categorical)
     n_unique, reproduced = int(unique.sum()), int(hit.sum())
