@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+import runpy
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -63,6 +65,21 @@ def init_session() -> None:
     ss.setdefault("synth_config", SynthConfig())
     ss.setdefault("session_log", [])
     ss.setdefault("mode", "teaching")
+
+
+def start_page() -> None:
+    """Run the app's entry point first if Streamlit has run this page file on its own.
+
+    Until some session of a freshly started server has run app.py, which declares the navigation,
+    Streamlit treats the pages/ folder as its older kind of multipage app and runs the page file an
+    address names (a shared link to /synthesize, say) by itself, without the session set-up or the
+    sidebar. The entry point then runs here, declares the navigation and runs this page properly, and
+    the stray run stops.
+    """
+    if "dataset" in st.session_state:  # app.py sets the session up before it runs any page
+        return
+    runpy.run_path(str(Path(__file__).with_name("app.py")), run_name="__main__")
+    st.stop()
 
 
 def _read_link() -> None:

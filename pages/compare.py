@@ -5,6 +5,8 @@ import streamlit as st
 import app_state
 from app_state import core, plain
 
+app_state.start_page()
+
 U, P = core.utility, core.plots
 HELD_OUT = 0.3  # share of rows scored, not fitted, when the held-out option is on
 

@@ -5,7 +5,10 @@ import math
 import pandas as pd
 import streamlit as st
 
+import app_state
 from app_state import bundled, core
+
+app_state.start_page()
 
 T, F, C = core.teaching, core.plots.teaching, core.constraints
 

@@ -7,6 +7,8 @@ import streamlit as st
 import app_state
 from app_state import core, plain
 
+app_state.start_page()
+
 risk = core.risk
 st.title("Risk")
 ds, cfg = app_state.dataset(), app_state.config()

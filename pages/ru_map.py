@@ -5,6 +5,8 @@ import streamlit as st
 import app_state
 from app_state import core, plain
 
+app_state.start_page()
+
 st.title("Risk–utility map")
 ds, cfg = app_state.dataset(), app_state.config()
 ss = st.session_state

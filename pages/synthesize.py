@@ -6,6 +6,8 @@ import streamlit as st
 import app_state
 from app_state import core
 
+app_state.start_page()
+
 C = core.constraints
 ds, cfg = app_state.dataset(), app_state.config()
 ss = st.session_state

@@ -1,5 +1,6 @@
 """A real Streamlit server and Debian's Chromium driven by Playwright."""
 
+import contextlib
 import re
 import shutil
 import socket
@@ -25,11 +26,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server():
+@contextlib.contextmanager
+def _serve(log_name: str):
+    """The app as ``streamlit run`` starts it, on a free local port; yields its URL."""
     port = _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "streamlit.log", "w")
+    log = open(ARTIFACTS / log_name, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -40,7 +42,7 @@ def server():
     deadline = time.time() + 60
     while True:
         if proc.poll() is not None:
-            pytest.fail(f"streamlit exited with {proc.returncode}; see tests/artifacts/streamlit.log")
+            pytest.fail(f"streamlit exited with {proc.returncode}; see tests/artifacts/{log_name}")
         try:
             if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
                 break
@@ -50,13 +52,28 @@ def server():
             proc.kill()
             pytest.fail("streamlit did not become healthy within 60 s")
         time.sleep(0.3)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    with _serve("streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_server():
+    """A server no session has used yet."""
+    with _serve("streamlit-fresh.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

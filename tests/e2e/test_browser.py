@@ -1,6 +1,7 @@
 """End to end in Debian's Chromium: upload → synthesize at ε → compare → risk → R-U map → download."""
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -111,3 +112,23 @@ def test_sweep_pick_a_point_then_release_package(page):
     assert ledger["is_dp"] is True and ledger["n_rows"] == len(data)
     # The sweep's syntheses and the release all count: the statement names the session's total.
     assert "DP synthesis(es) on the same data, spending ε =" in report
+
+
+def test_a_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser, fresh_server):
+    # Until app.py has run once, Streamlit runs a page file named by the address on its own (pages/ mode).
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
+    try:
+        pg = ctx.new_page()
+        pg.set_default_timeout(30_000)
+        pg.goto(fresh_server + "/synthesize?data=bundled%3Adiamonds&method=independent&eps=0.5&seed=7")
+        wait_idle(pg)
+        assert pg.get_by_test_id("stException").count() == 0
+        assert pg.get_by_test_id("stSidebarNav").inner_text().split() == [
+            "Data", "Synthesize", "Compare", "Risk", "R-U", "map", "Learn"]
+        sidebar = pg.get_by_test_id("stSidebar").inner_text()
+        assert "diamonds" in sidebar and "ε = 0.5 · seed 7" in sidebar
+        pg.get_by_role("heading", name="Synthesize").wait_for()
+        assert pg.get_by_label("ε, exact").input_value() == "0.5"
+    finally:
+        ctx.close()
