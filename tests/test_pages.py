@@ -73,6 +73,22 @@ def test_changing_epsilon_changes_ledger(at):
     assert any("ε = 4" in s and "e^ε = 54.60" in s for s in statements), statements
 
 
+def test_synthesize_widgets_default_to_the_session_values(at):
+    # A browser that draws a widget only after a later rerun starts it from the element's default and sends
+    # that back: under a class's load this once replaced a session's method, seed and columns.
+    at.switch_page("pages/synthesize.py").run()
+    at.number_input(key="seed").set_value(7).run()
+    at.selectbox(key="method").set_value("dirichlet").run()
+    at.multiselect(key="synth_columns").set_value(["species", "sex"]).run()
+    at.number_input(key="implicates").set_value(3).run()
+    _no_errors(at)
+    assert at.number_input(key="seed").proto.default == 7
+    assert at.number_input(key="implicates").proto.default == 3
+    assert at.selectbox(key="method").proto.default == list(core.SYNTHESIZERS).index("dirichlet")
+    columns = at.session_state["dataset"].schema.used
+    assert [columns[i] for i in at.multiselect(key="synth_columns").proto.default] == ["species", "sex"]
+
+
 def test_slider_moves_exact_input(at):
     at.switch_page("pages/synthesize.py").run()
     at.select_slider(key="eps_slider").set_value(10.0).run()
