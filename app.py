@@ -20,8 +20,8 @@ page = st.navigation(pages)
 
 with st.sidebar:
     # The mode lives under its own key: a widget's key is dropped on runs that don't draw it.
-    st.session_state.setdefault("mode_choice", st.session_state["mode"])
-    st.radio("Mode", ["teaching", "release"], index=["teaching", "release"].index(st.session_state["mode_choice"]),
+    modes = ["teaching", "release"]
+    st.radio("Mode", modes, index=modes.index(app_state.start_value("mode_choice", st.session_state["mode"])),
              key="mode_choice", horizontal=True,
              on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
              help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "

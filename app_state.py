@@ -82,6 +82,17 @@ def start_page() -> None:
     st.stop()
 
 
+def start_value(key: str, fallback):
+    """The value the widget under ``key`` starts from; pass it as the widget's default as well.
+
+    A widget owns its key only while it is drawn: coming back to a page, the key is restored from
+    ``fallback`` (the settings). The same value goes in as the widget's default because a browser that
+    draws a widget only after a later rerun (seen with 30 pages loading at once) starts it from its
+    default and sends that back as if the user had chosen it.
+    """
+    return st.session_state.setdefault(key, fallback)
+
+
 def _read_link() -> None:
     """Apply settings from the URL's query parameters once, at the session's start."""
     params = {k: st.query_params[k] for k in st.query_params}

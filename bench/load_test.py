@@ -149,8 +149,7 @@ async def move(page, slider, key: str) -> float:
         raise TimeoutError(f"no end to the move after 120 s: (move, messages, script state, stale) = {state}")
 
 
-async def student(browser, url: str, rounds: int, latencies: list[float], failures: list[str],
-                  delay: float, ready: asyncio.Barrier, done: asyncio.Barrier, rng: random.Random,
+async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.Barrier, done: asyncio.Barrier, rng: random.Random,
                   think: tuple[float, float], together: bool, via_data_page: bool) -> None:
     await asyncio.sleep(delay)  # students join over a few seconds, not in the same millisecond
     ctx = await browser.new_context(viewport={"width": 1200, "height": 900})
@@ -172,7 +171,7 @@ async def student(browser, url: str, rounds: int, latencies: list[float], failur
         await asyncio.sleep(rng.uniform(*think))
         JOINING.append(await move(page, slider, "ArrowRight"))
     except Exception as err:  # one session failing to join is a finding, not a reason to stop the others
-        failures.append(f"joining: {type(err).__name__}: {err}"[:200])
+        FAILURES.append(f"joining: {type(err).__name__}: {err}"[:600])
     if await ready.wait() == 0:  # the lesson starts when the whole class is in
         CPU["start"] = cpu_seconds()
         LESSON.append(time.time())
@@ -181,11 +180,11 @@ async def student(browser, url: str, rounds: int, latencies: list[float], failur
             return
         for i in range(rounds):
             await asyncio.sleep(rng.uniform(*think) if i or together else first_wait(rng, think))
-            latencies.append(await move(page, slider, "ArrowLeft" if i % 2 == 0 else "ArrowRight"))
-            if latencies[-1] > 5:
-                slow.append((round(latencies[-1], 1), i, round(time.perf_counter() - START, 1)))
+            LESSON_MOVES.append(await move(page, slider, "ArrowLeft" if i % 2 == 0 else "ArrowRight"))
+            if LESSON_MOVES[-1] > 5:
+                slow.append((round(LESSON_MOVES[-1], 1), i, round(time.perf_counter() - START, 1)))
     except Exception as err:
-        failures.append(f"moving sliders: {type(err).__name__}: {err}"[:200])
+        FAILURES.append(f"moving sliders: {type(err).__name__}: {err}"[:600])
     finally:
         if await done.wait() == 0:
             CPU["end"] = cpu_seconds()
@@ -196,6 +195,8 @@ async def student(browser, url: str, rounds: int, latencies: list[float], failur
 
 slow: list = []
 JOINING: list[float] = []  # each student's first move, right after joining, before the lesson
+LESSON_MOVES: list[float] = []  # the moves once the whole class is in
+FAILURES: list[str] = []  # one line per session that failed, and why
 START = time.perf_counter()
 CPU: dict[str, dict[str, float]] = {}
 LESSON: list[float] = []  # wall-clock start and end of the slider moves
@@ -256,15 +257,13 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
     os.close(fd)
     proc, url = start_server(timings)
     SERVER_PID = proc.pid
-    latencies: list[float] = []
-    failures: list[str] = []
     try:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=FLAGS)
             t0 = time.perf_counter()
             ready, done = asyncio.Barrier(sessions), asyncio.Barrier(sessions)
             rng = random.Random(0)
-            await asyncio.wait_for(asyncio.gather(*(student(browser, url, rounds, latencies, failures, i * stagger,
+            await asyncio.wait_for(asyncio.gather(*(student(browser, url, rounds, i * stagger,
                                                             ready, done, random.Random(rng.random()), think, together,
                                                             via_data_page)
                                                     for i in range(sessions))), timeout=1200)
@@ -280,16 +279,16 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
           f"× {rounds} slider moves on the Synthesize page (penguins), think time {think[0]:g}–{think[1]:g} s, "
           f"{'all starting to think at once' if together else 'at their own pace'}, wall {wall:.1f} s")
     print(summary("end to end, every move, in the page from the key press to the frame showing the rerun's "
-                  "result (target p95 < 2 s)", JOINING + latencies))
+                  "result (target p95 < 2 s)", JOINING + LESSON_MOVES))
     print(summary("  each student's first move, right after joining", JOINING))
-    print(summary("  the lesson's moves, once all are in", latencies))
+    print(summary("  the lesson's moves, once all are in", LESSON_MOVES))
     print(summary("server side, the lesson's reruns, from request to the run's end", server))
-    if len(CPU) == 2 and latencies:
+    if len(CPU) == 2 and LESSON_MOVES:
         lesson = {k: CPU["end"][k] - CPU["start"][k] for k in CPU["end"]}
         print("CPU seconds per move during the lesson: " + ", ".join(
-            f"{k} {v / len(latencies):.3f}" for k, v in lesson.items()) + f" (of {len(latencies)} moves)")
-    print(f"failed sessions: {len(failures)}; moves over 5 s (seconds, round, time): {sorted(slow)[-5:]}")
-    for f in failures[:5]:
+            f"{k} {v / len(LESSON_MOVES):.3f}" for k, v in lesson.items()) + f" (of {len(LESSON_MOVES)} moves)")
+    print(f"failed sessions: {len(FAILURES)}; moves over 5 s (seconds, round, time): {sorted(slow)[-5:]}")
+    for f in FAILURES[:5]:
         print("  ", f)
 
 

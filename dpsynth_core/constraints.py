@@ -35,7 +35,6 @@ PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a sho
 EPSILON_STEPS = tuple(float(f"{10 ** (k / 10):.3g}") for k in range(-20, 21))
 
 
-
 def nearest_epsilon_step(epsilon: float) -> float:
     """The slider step closest to ``epsilon`` on the log scale (an exact ε typed in moves the slider there)."""
     return min(EPSILON_STEPS, key=lambda s: abs(math.log(s) - math.log(epsilon)))
@@ -43,6 +42,10 @@ def nearest_epsilon_step(epsilon: float) -> float:
 
 # The Learn page's ε slider: round values read well in front of a class.
 LEARN_EPSILONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+# Its δ choices for the Gaussian mechanism (1e-10 … 1e-2), and the columns its composition demo offers.
+LEARN_DELTAS = tuple(10.0 ** -k for k in range(10, 1, -1))
+LEARN_COMPOSITION_COLUMNS = (("diamonds", "carat"), ("diamonds", "price"), ("penguins", "body_mass_g"),
+                             ("penguins", "flipper_length_mm"))
 
 # Default ε grid of the risk-utility sweep (log-spaced).
 RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)

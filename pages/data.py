@@ -34,11 +34,11 @@ def _on_upload():
 
 
 current = app_state.dataset()
-ss.setdefault("bundled_choice", current.name if current.source == "bundled" else None)
+choice = app_state.start_value("bundled_choice", current.name if current.source == "bundled" else None)
 left, right = st.columns(2)
 bundled = list(core.BUNDLED)
 left.selectbox("Bundled dataset", bundled, format_func=lambda n: core.BUNDLED[n].title,
-               index=None if ss["bundled_choice"] is None else bundled.index(ss["bundled_choice"]),
+               index=None if choice is None else bundled.index(choice),
                placeholder="Choose a bundled dataset", key="bundled_choice", on_change=_on_bundled)
 right.file_uploader("…or upload a CSV file", type=["csv", "txt"], key="uploader", on_change=_on_upload)
 

@@ -39,7 +39,8 @@ def ratio():
                 "whether you took part. At ε = 10 the ratio may reach 22,026, which promises very little.")
     eps = eps_slider("learn_ratio_eps")
     table = T.probability_ratio_table(sorted({0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, eps}))
-    st.metric("e^ε, the bound on the probability ratio", f"{math.exp(eps):,.2f}")
+    bound = table.loc[table["epsilon"] == eps, "exp_epsilon"].iloc[0]
+    st.metric("e^ε, the bound on the probability ratio", f"{bound:,.2f}")
     pct = st.column_config.NumberColumn(format="percent")
     st.dataframe(table.set_axis(["ε", "e^ε", "1% outcome: at least", "1% outcome: at most"], axis=1), hide_index=True,
                  column_config={"e^ε": st.column_config.NumberColumn(format="%.2f"), "1% outcome: at least": pct,
@@ -56,7 +57,7 @@ def noise():
         count = slider("True count", 0, 500, 50, "learn_noise_count")
         eps = eps_slider("learn_noise_eps", 0.5, EPSILONS[:10])
     with b:
-        delta = float(st.select_slider("δ (Gaussian only)", [10.0 ** -k for k in range(10, 1, -1)], 1e-5,
+        delta = float(st.select_slider("δ (Gaussian only)", C.LEARN_DELTAS, 1e-5,
                                        key="learn_noise_delta", format_func=lambda d: f"{d:.0e}", **PAGE))
         seed = st.number_input("Seed of the released answers", 0, 10_000, 0, key="learn_noise_seed", **PAGE)
     r = T.count_noise(count, eps, delta=delta, seed=int(seed))
@@ -76,11 +77,10 @@ def composition():
                 "by 1: by *parallel* composition every bin may use the whole ε. Accounting for the bins as separate "
                 "queries on the same people (*sequential* composition) leaves ε/bins each, and the noise grows "
                 "with the number of bins.")
-    options = [("diamonds", "carat"), ("diamonds", "price"), ("penguins", "body_mass_g"), ("penguins", "flipper_length_mm")]
     a, b = st.columns(2)
     with a:
-        name, col = st.selectbox("Column of a bundled dataset", options, format_func=": ".join, key="learn_comp_column",
-                                 **PAGE)
+        name, col = st.selectbox("Column of a bundled dataset", C.LEARN_COMPOSITION_COLUMNS, format_func=": ".join,
+                                 key="learn_comp_column", **PAGE)
         bins = slider("Bins", 2, 40, 10, "learn_comp_bins")
     with b:
         eps = eps_slider("learn_comp_eps")

@@ -1,6 +1,5 @@
 """Synthesize: method, ε, seed and rows; the ledger in words; the download."""
 
-
 import streamlit as st
 
 import app_state
@@ -15,12 +14,7 @@ ss = st.session_state
 st.title("Synthesize")
 
 
-def _init(key, value):
-    # Widgets own their key only while drawn; restore it from the config when we come back. Each widget
-    # also gets its current value as its default: a browser that draws a widget only after a later rerun
-    # (seen with 30 pages loading at once) starts it from the default, and would send that back.
-    if key not in ss:
-        ss[key] = value
+start = app_state.start_value
 
 
 def _on_slider():
@@ -34,49 +28,42 @@ def _on_input():
 
 
 methods = list(core.SYNTHESIZERS)
-_init("method", cfg.method)
-_init("eps_slider", C.nearest_epsilon_step(cfg.epsilon))
-_init("eps_input", cfg.epsilon)
-_init("seed", cfg.seed)
-_init("n_declared", cfg.n is not None)
-_init("n_rows", cfg.n or len(ds.df))
-_init("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used)
-_init("implicates", cfg.implicates)
-
 left, right = st.columns([2, 1])
 with left:
     st.selectbox(
-        "Method", methods, index=methods.index(ss["method"]), key="method",
+        "Method", methods, index=methods.index(start("method", cfg.method)), key="method",
         format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
         on_change=lambda: app_state.set_config(method=ss["method"], params=()),
     )
-    st.caption(core.SYNTHESIZERS[ss["method"]].description)
     chosen = core.SYNTHESIZERS[ss["method"]]
+    st.caption(chosen.description)
     is_dp_method = chosen.is_dp
     options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
         else dict(getattr(chosen, "defaults", {}))
     unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
-    st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS, value=ss["eps_slider"],
-                     key="eps_slider",
+    st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
+                     value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
                      on_change=_on_slider, disabled=not is_dp_method)
-    st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX, value=ss["eps_input"],
-                    key="eps_input",
-                    format="%.4g", on_change=_on_input, disabled=not is_dp_method)
+    st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
+                    value=start("eps_input", cfg.epsilon), key="eps_input", format="%.4g",
+                    on_change=_on_input, disabled=not is_dp_method)
 with right:
-    st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=ss["seed"], key="seed",
+    st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
                     on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
-    st.checkbox("Declare the number of synthetic rows", value=ss["n_declared"], key="n_declared",
+    st.checkbox("Declare the number of synthetic rows", value=start("n_declared", cfg.n is not None),
+                key="n_declared",
                 on_change=lambda: app_state.set_config(n=int(ss["n_rows"]) if ss["n_declared"] else None),
                 help="A declared row count is public. Otherwise a DP method releases a noisy count of the "
                      f"data's rows, spending {C.ROW_COUNT_EPSILON_SHARE:.0%} of ε.")
-    st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1, value=ss["n_rows"],
-                    key="n_rows",
-                    disabled=not ss["n_declared"],
+    st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
+                    value=start("n_rows", cfg.n or len(ds.df)), key="n_rows", disabled=not ss["n_declared"],
                     on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
     st.number_input("Implicates (m datasets, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
-                    value=ss["implicates"], key="implicates", on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
+                    value=start("implicates", cfg.implicates), key="implicates",
+                    on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
     st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used,
-                   default=ss["synth_columns"], key="synth_columns",
+                   default=start("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used),
+                   key="synth_columns",
                    on_change=lambda: app_state.set_config(
                        columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
 
@@ -86,16 +73,17 @@ if defaults:
         chosen_params = {}
         for name, default in defaults.items():
             key = f"opt_{ss['method']}_{name}"
-            _init(key, options.get(name, default) if name != "order" else list(options.get(name) or ds.schema.used))
+            value = start(key, options.get(name, default) if name != "order"
+                          else list(options.get(name) or ds.schema.used))
             helptext = core.synth.OPTION_HELP.get(name)
             if name == "ranking":
-                st.selectbox(name, ["public", "data"], index=["public", "data"].index(ss[key]), key=key, help=helptext)
+                st.selectbox(name, ["public", "data"], index=["public", "data"].index(value), key=key, help=helptext)
             elif name == "order":
-                st.multiselect(name, ds.schema.used, default=ss[key], key=key, help=helptext)
+                st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
             elif isinstance(default, int):
-                st.number_input(name, min_value=1, step=1, value=ss[key], key=key, help=helptext)
+                st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
             elif isinstance(default, float):
-                st.number_input(name, min_value=1e-6, value=ss[key], key=key, format="%g", help=helptext)
+                st.number_input(name, min_value=1e-6, value=value, key=key, format="%g", help=helptext)
             else:
                 continue
             value = ss[key]
