@@ -399,12 +399,12 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
 def privacy_statement(ledger: dict) -> str:
     """The ledger in plain words, for people."""
     if not ledger["is_dp"]:
-        return (f"This release is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
+        return (f"This synthesis is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
                 "It carries no formal privacy guarantee.")
     eps = ledger["epsilon_total"]
     ratio = ledger["exp_epsilon"]  # None when e^ε overflows a float (ε ≥ 700)
     ratio_text = f"{ratio:,.2f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
-    text = (f"This release satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
+    text = (f"This synthesis satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
             f"adding or removing any one person's record changes the probability of any output "
             f"by at most a factor e^ε = {ratio_text}.")
     if ledger["delta"] > 0:
