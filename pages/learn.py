@@ -41,8 +41,11 @@ def ratio():
     table = T.probability_ratio_table(sorted({0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, eps}))
     bound = table.loc[table["epsilon"] == eps, "exp_epsilon"].iloc[0]
     st.metric("e^ε, the bound on the probability ratio", f"{bound:,.2f}")
-    pct = st.column_config.NumberColumn(format="percent")
-    st.dataframe(table.set_axis(["ε", "e^ε", "1% outcome: at least", "1% outcome: at most"], axis=1), hide_index=True,
+    # Percentages to three significant figures: at ε = 10 the lower bound is 0.0000454%, not 0%.
+    pct = st.column_config.NumberColumn(format="%.3g%%")
+    shown = table.set_axis(["ε", "e^ε", "1% outcome: at least", "1% outcome: at most"], axis=1)
+    shown[["1% outcome: at least", "1% outcome: at most"]] *= 100
+    st.dataframe(shown, hide_index=True,
                  column_config={"e^ε": st.column_config.NumberColumn(format="%.2f"), "1% outcome: at least": pct,
                                 "1% outcome: at most": pct})
     st.plotly_chart(F.exp_epsilon_figure(T.exp_epsilon_curve(C.EPSILON_MIN, max(10.0, eps)), eps))

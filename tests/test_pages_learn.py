@@ -58,6 +58,16 @@ def test_ratio_follows_epsilon(at):
     assert spec["data"][1]["x"] == [10.0]
 
 
+def test_ratio_table_shows_small_percentages(at):
+    # Percent of a 1% outcome's probability: bounds 1%·e^∓ε, three significant figures, never rounded to 0%.
+    table = at.dataframe[0].value
+    row = table[table["ε"] == 10.0].iloc[0]
+    assert row["1% outcome: at least"] == pytest.approx(100 * 0.01 * math.exp(-10))  # 0.0000454%
+    assert row["1% outcome: at most"] == pytest.approx(100.0)  # capped: a probability is at most 1
+    formats = json.loads(at.dataframe[0].proto.columns)
+    assert formats["1% outcome: at least"]["type_config"]["format"] == "%.3g%%"
+
+
 def test_noise_scales_follow_epsilon_and_delta(at):
     _open(at, "Noise on a count")
     at.select_slider(key="learn_noise_eps").set_value(0.2).run()

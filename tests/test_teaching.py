@@ -314,3 +314,13 @@ def test_figures_build_and_escape():
     assert F.randomized_response_figure(T.randomized_response_demo(50, 0.5, 0.8)).data
     sweep = T.beta_binomial_sweep(0.3, 50, [0.5, 1.0], [2], reps=50)
     assert F.beta_binomial_figure(sweep).data
+
+
+def test_exp_epsilon_axes_tick_powers_of_ten():
+    F = core.plots.teaching
+    # ε from 0.01 to 10 spans 3 decades, e^ε from e^0.01 to e^10 = 22,026 spans 4.3: a tick at each power.
+    fig = F.exp_epsilon_figure(T.exp_epsilon_curve(0.01, 10.0), 1.0)
+    assert (fig.layout.xaxis.type, fig.layout.xaxis.dtick, fig.layout.yaxis.dtick) == ("log", 1, 1)
+    # Up to ε = 100: e^100 spans log10(e^100) − log10(e^0.01) = 43.4 decades, so every ⌈43.4/8⌉ = 6th power.
+    fig = F.exp_epsilon_figure(T.exp_epsilon_curve(0.01, 100.0), 1.0)
+    assert (fig.layout.xaxis.dtick, fig.layout.yaxis.dtick) == (1, 6)

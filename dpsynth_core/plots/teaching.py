@@ -24,8 +24,11 @@ def exp_epsilon_figure(curve: pd.DataFrame, epsilon: float) -> go.Figure:
                    marker=dict(size=12, color=SYNTH_COLOUR), text=[f"e^{epsilon:g} = {np.exp(epsilon):,.4g}"],
                    textposition="top left"),
     ])
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    # Ticks at powers of ten only (every k-th, for at most ~8): plotly's default labels 2 and 5 between
+    # them as well, which crowds the axis and reads like a linear one.
+    for axis, values in ((fig.update_xaxes, curve["epsilon"]), (fig.update_yaxes, curve["exp_epsilon"])):
+        decades = np.log10(values.max()) - np.log10(values.min())
+        axis(type="log", dtick=max(1, int(np.ceil(decades / 8))))
     return _layout(fig, "How much one record can change any outcome's probability",
                    "ε (log scale)", "bound on the probability ratio e^ε (log scale)")
 
