@@ -149,8 +149,8 @@ async def move(page, slider, key: str) -> float:
         raise TimeoutError(f"no end to the move after 120 s: (move, messages, script state, stale) = {state}")
 
 
-async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.Barrier, done: asyncio.Barrier, rng: random.Random,
-                  think: tuple[float, float], together: bool, via_data_page: bool) -> None:
+async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.Barrier, done: asyncio.Barrier,
+                  rng: random.Random, think: tuple[float, float], together: bool, via_data_page: bool) -> None:
     await asyncio.sleep(delay)  # students join over a few seconds, not in the same millisecond
     ctx = await browser.new_context(viewport={"width": 1200, "height": 900})
     await ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
@@ -182,7 +182,7 @@ async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.B
             await asyncio.sleep(rng.uniform(*think) if i or together else first_wait(rng, think))
             LESSON_MOVES.append(await move(page, slider, "ArrowLeft" if i % 2 == 0 else "ArrowRight"))
             if LESSON_MOVES[-1] > 5:
-                slow.append((round(LESSON_MOVES[-1], 1), i, round(time.perf_counter() - START, 1)))
+                SLOW.append((round(LESSON_MOVES[-1], 1), i, round(time.perf_counter() - START, 1)))
     except Exception as err:
         FAILURES.append(f"moving sliders: {type(err).__name__}: {err}"[:600])
     finally:
@@ -193,7 +193,7 @@ async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.B
         await ctx.close()
 
 
-slow: list = []
+SLOW: list = []  # (seconds, round, time) of lesson moves over 5 s
 JOINING: list[float] = []  # each student's first move, right after joining, before the lesson
 LESSON_MOVES: list[float] = []  # the moves once the whole class is in
 FAILURES: list[str] = []  # one line per session that failed, and why
@@ -287,7 +287,7 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
         lesson = {k: CPU["end"][k] - CPU["start"][k] for k in CPU["end"]}
         print("CPU seconds per move during the lesson: " + ", ".join(
             f"{k} {v / len(LESSON_MOVES):.3f}" for k, v in lesson.items()) + f" (of {len(LESSON_MOVES)} moves)")
-    print(f"failed sessions: {len(FAILURES)}; moves over 5 s (seconds, round, time): {sorted(slow)[-5:]}")
+    print(f"failed sessions: {len(FAILURES)}; moves over 5 s (seconds, round, time): {sorted(SLOW)[-5:]}")
     for f in FAILURES[:5]:
         print("  ", f)
 

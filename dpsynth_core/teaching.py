@@ -71,8 +71,11 @@ def _check_unit(name: str, value, *, open_low: bool = False, open_high: bool = F
 
 # --------------------------------------------------------------------------- 1. e^ε
 
-def probability_ratio_table(epsilons=(0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0), *,
-                            base_probability: float = 0.01) -> pd.DataFrame:
+RATIO_TABLE_EPSILONS = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+def probability_ratio_table(epsilons=RATIO_TABLE_EPSILONS, *, base_probability: float = 0.01,
+                            percent: bool = False) -> pd.DataFrame:
     """What ε promises: the bound e^ε on the ratio of an outcome's probabilities.
 
     For ε-DP, any outcome's probability with one person's record in the data is
@@ -85,6 +88,8 @@ def probability_ratio_table(epsilons=(0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0), *,
     base_probability : float, default 0.01
         An outcome's probability without the record, in [0, 1], to turn the
         ratio into a range of probabilities.
+    percent : bool, default False
+        Give the two probabilities in percent (× 100), as the Learn page shows them.
 
     Returns
     -------
@@ -101,11 +106,12 @@ def probability_ratio_table(epsilons=(0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0), *,
     base = _check_unit("base_probability", base_probability)
     eps = np.array([check_epsilon(e) for e in epsilons], dtype=float)
     ratio = np.exp(eps)
+    unit = 100.0 if percent else 1.0
     return pd.DataFrame({
         "epsilon": eps,
         "exp_epsilon": ratio,
-        "lowest_probability": base * np.exp(-eps),
-        "highest_probability": np.minimum(1.0, base * ratio),
+        "lowest_probability": unit * base * np.exp(-eps),
+        "highest_probability": unit * np.minimum(1.0, base * ratio),
     })
 
 
@@ -648,6 +654,12 @@ def _ols(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
     resid = y - X @ beta
     return beta, math.sqrt(resid @ resid / (len(y) - X.shape[1]))
+
+
+# The demo's steps on the penguins, and how many rows of its ``summary`` each step has produced so far.
+SEQUENTIAL_STEPS = {1: "1. sex from its proportions", 2: "2. bill length: bare predictions",
+                    3: "3. bill length: plus residual noise", 4: "4. flipper length from sex and bill length"}
+SEQUENTIAL_SUMMARY_ROWS = {1: 1, 2: 3, 3: 3, 4: 6}
 
 
 def sequential_synthesis_demo(df: pd.DataFrame, *, category: str = "sex", first: str = "bill_length_mm",

@@ -38,14 +38,12 @@ def ratio():
                 "in the data than when it is not. Small ε keeps that ratio near 1: nobody can tell from the result "
                 "whether you took part. At ε = 10 the ratio may reach 22,026, which promises very little.")
     eps = eps_slider("learn_ratio_eps")
-    table = T.probability_ratio_table(sorted({0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, eps}))
+    table = T.probability_ratio_table(sorted({*T.RATIO_TABLE_EPSILONS, eps}), percent=True)
     bound = table.loc[table["epsilon"] == eps, "exp_epsilon"].iloc[0]
     st.metric("e^ε, the bound on the probability ratio", f"{bound:,.2f}")
     # Percentages to three significant figures: at ε = 10 the lower bound is 0.0000454%, not 0%.
     pct = st.column_config.NumberColumn(format="%.3g%%")
-    shown = table.set_axis(["ε", "e^ε", "1% outcome: at least", "1% outcome: at most"], axis=1)
-    shown[["1% outcome: at least", "1% outcome: at most"]] *= 100
-    st.dataframe(shown, hide_index=True,
+    st.dataframe(table.set_axis(["ε", "e^ε", "1% outcome: at least", "1% outcome: at most"], axis=1), hide_index=True,
                  column_config={"e^ε": st.column_config.NumberColumn(format="%.2f"), "1% outcome: at least": pct,
                                 "1% outcome: at most": pct})
     st.plotly_chart(F.exp_epsilon_figure(T.exp_epsilon_curve(C.EPSILON_MIN, max(10.0, eps)), eps))
@@ -173,24 +171,22 @@ def beta_binomial():
     st.plotly_chart(F.beta_binomial_figure(by_m, by="m"))
 
 
-STEPS = {1: "1. sex from its proportions", 2: "2. bill length: bare predictions",
-         3: "3. bill length: plus residual noise", 4: "4. flipper length from sex and bill length"}
-
-
 def sequential():
     st.markdown("Sequential synthesis builds each column from a model of the columns before it. If we keep only "
                 "the model's predictions, every penguin of the same sex gets the same bill length: the spread "
                 "collapses and the next column inherits a perfect, false correlation. Adding the residual noise "
                 "back restores both. (Not DP: the models are fitted on the real data without noise.)")
     a, b = st.columns([3, 1])
-    step = a.select_slider("Step", [1, 2, 3, 4], 4, format_func=STEPS.get, key="learn_seq_step", **PAGE)
+    step = a.select_slider("Step", list(T.SEQUENTIAL_STEPS), 4, format_func=T.SEQUENTIAL_STEPS.get,
+                           key="learn_seq_step", **PAGE)
     seed = b.number_input("Seed", 0, 10_000, 0, key="learn_seq_seed", **PAGE)
     r = T.sequential_synthesis_demo(bundled("penguins")[0], seed=int(seed))
     s = r["summary"]
     for col, who, label in zip(st.columns(3), ("real", "bare", "noisy"),
                                ("sd of bill length, real", "…bare predictions", "…with residual noise")):
         col.metric(label, f"{s.iloc[2][who]:.3g}")
-    st.dataframe(s.head({1: 1, 2: 3, 3: 3, 4: 6}[step]).drop(columns=["noisy"] if step == 2 else []), hide_index=True)
+    st.dataframe(s.head(T.SEQUENTIAL_SUMMARY_ROWS[step]).drop(columns=["noisy"] if step == 2 else []),
+                 hide_index=True)
     st.plotly_chart(F.sequential_synthesis_figure(r, step))
     with st.expander("Fitted models"):
         st.dataframe(r["models"], hide_index=True)

@@ -77,7 +77,8 @@ if defaults:
                           else list(options.get(name) or ds.schema.used))
             helptext = core.synth.OPTION_HELP.get(name)
             if name == "ranking":
-                st.selectbox(name, ["public", "data"], index=["public", "data"].index(value), key=key, help=helptext)
+                rankings = ["public", "data"]
+                st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
             elif name == "order":
                 st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
             elif isinstance(default, int):
