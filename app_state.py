@@ -14,6 +14,7 @@ import re
 import runpy
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -335,13 +336,17 @@ def show_error(message: str) -> None:
     st.error(plain(message), icon="⚠️")
 
 
-@st.cache_data(show_spinner="Preparing the downloads…", max_entries=16)
-def download_files(key: str, _result: core.Synthesis, stem: str) -> dict[str, bytes]:
-    """CSV(s), ledger and, for m implicates, their zip: encoded once per synthesis, not on every rerun."""
-    files = core.release.release_files(_result, stem)
-    if len(_result.implicates) > 1:
-        files[f"{stem}.zip"] = core.release.zip_bytes(files)
-    return files
+def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, mime: str, key: str,
+             where=st) -> None:
+    """A download button whose file is made and sent only when it is clicked.
+
+    Handed bytes, Streamlit files them on every rerun and the browser fetches the whole file each time
+    just to check its link: the synthetic CSV on every move of the ε slider (megabytes for a large
+    table), the R-U map's HTML with plotly.js inside on every rerun of that page. Handed a callable,
+    nothing is made or sent until the click, and the click does not rerun the page.
+    """
+    where.download_button(label, data if callable(data) else (lambda: data), file_name=file_name, mime=mime,
+                          key=key, on_click="ignore")
 
 
 _SWEEPS: "OrderedDict[str, pd.DataFrame]" = OrderedDict()

@@ -118,16 +118,17 @@ else:
 
 st.subheader("Export")
 e1, e2, e3 = st.columns(3)
-e1.download_button("Figure (interactive HTML)", fig.to_html(include_plotlyjs=True).encode("utf-8"),
-                   file_name="ru_map.html", mime="text/html", key="ru_html")
-e2.download_button("Sweep table (CSV)", core.to_csv_bytes(table), file_name="ru_sweep.csv", mime="text/csv",
-                   key="ru_csv")
+app_state.download("Figure (interactive HTML)", lambda fig=fig: fig.to_html(include_plotlyjs=True).encode("utf-8"),
+                   file_name="ru_map.html", mime="text/html", key="ru_html", where=e1)
+app_state.download("Sweep table (CSV)", lambda table=table: core.to_csv_bytes(table), file_name="ru_sweep.csv",
+                   mime="text/csv", key="ru_csv", where=e2)
 if e3.button("Figure (PNG)", key="ru_png_make"):
     try:
         ss["ru_png"] = core.plots.figure_png(fig)
     except RuntimeError as err:
         app_state.show_error(str(err))
 if ss.get("ru_png"):
-    e3.download_button("Download the PNG", ss["ru_png"], file_name="ru_map.png", mime="image/png", key="ru_png")
+    app_state.download("Download the PNG", ss["ru_png"], file_name="ru_map.png", mime="image/png", key="ru_png",
+                       where=e3)
 st.dataframe(table, hide_index=True)
 st.caption(plain(f"{len(table)} points."))

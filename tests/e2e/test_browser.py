@@ -50,6 +50,19 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     # The row count was not declared, so it is a noisy count; the companion ledger says how many.
     assert ledger["n_rows"] == len(out) and ledger["epsilon_total"] == 2.0
     assert ledger["is_dp"] is False and "data-derived" in ledger["dp_label"]
+    # m = 2 implicates: one zip with a CSV per implicate and the ledger, ε split between them.
+    page.get_by_label("Implicates (m datasets, ε/m each)").fill("2")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download 2 implicates (zip)").get_by_role(
+            "button").click()
+    stem = "my penguins-independent-eps2-seed2026"
+    with zipfile.ZipFile(dl.value.path()) as z:
+        assert sorted(z.namelist()) == [f"{stem}-implicate1.csv", f"{stem}-implicate2.csv", f"{stem}.ledger.json"]
+        assert all(list(pd.read_csv(z.open(f"{stem}-implicate{i}.csv")).columns) == list(src.columns)
+                   for i in (1, 2))
+        assert json.loads(z.read(f"{stem}.ledger.json"))["implicates"] == 2
 
     go(page, "Compare")
     page.locator(".js-plotly-plot").first.wait_for()
@@ -80,6 +93,19 @@ def _sweep_and_pick_independent_at_3(page) -> None:
 
 def test_ru_sweep_and_choosing_a_point_loads_it(page):
     _sweep_and_pick_independent_at_3(page)
+    # The exports are made only on click: the sweep's table as CSV, the figure as self-contained HTML.
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Sweep table (CSV)").get_by_role("button").click()
+    sweep = pd.read_csv(dl.value.path())
+    points = int(re.search(r"(\d+) points\.", page.get_by_text(re.compile(r"\d+ points\.")).inner_text()).group(1))
+    assert dl.value.suggested_filename == "ru_sweep.csv" and len(sweep) == points
+    assert set(sweep.loc[sweep["method"] == "independent", "epsilon"]) == {0.3, 3.0}
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Figure (interactive HTML)").get_by_role(
+            "button").click()
+    html = Path(dl.value.path()).read_text(encoding="utf-8")
+    assert dl.value.suggested_filename == "ru_map.html"
+    assert "Independent noisy marginals" in html and "<script src=" not in html  # plotly.js is inside
     sidebar = page.get_by_test_id("stSidebar")
     assert "ε = 3" in sidebar.inner_text()
     go(page, "Synthesize")
