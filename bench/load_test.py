@@ -14,7 +14,8 @@ The browser runs on the same cores as the server, so its rendering is in the
 end-to-end figures, where a real class spreads it over 30 machines. Target
 (issue 6): 95th percentile under 2 s with 30 sessions.
 
-Run: ``.venv/bin/python bench/load_test.py --sessions 30 --rounds 5 [--think 5 10]``.
+Run: ``.venv/bin/python bench/load_test.py --sessions 30 --rounds 5 [--think 5 10]``; one user exploring a
+large table: ``--sessions 1 --rounds 10 --dataset diamonds --fresh``.
 Traffic goes only to the local server; the loops are bounded in count and time.
 """
 
@@ -103,9 +104,10 @@ for (const name of ['fillText', 'drawImage', 'fillRect']) {
 """
 
 
-# What the address bar of a teacher on the Synthesize page holds (app_state.write_link): a shared link.
-TEACHERS_LINK = "/synthesize?" + urllib.parse.urlencode(core.share.config_params(
-    {"method": "independent", "epsilon": 1.0, "seed": 2026}, dataset="bundled:penguins"))
+def teachers_link(dataset: str) -> str:
+    """What the address bar of a teacher on the Synthesize page holds (app_state.write_link): a shared link."""
+    return "/synthesize?" + urllib.parse.urlencode(core.share.config_params(
+        {"method": "independent", "epsilon": 1.0, "seed": 2026}, dataset=f"bundled:{dataset}"))
 
 
 def start_server(timings: str) -> tuple[subprocess.Popen, str]:
@@ -149,8 +151,9 @@ async def move(page, slider, key: str) -> float:
         raise TimeoutError(f"no end to the move after 120 s: (move, messages, script state, stale) = {state}")
 
 
-async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.Barrier, done: asyncio.Barrier,
-                  rng: random.Random, think: tuple[float, float], together: bool, via_data_page: bool) -> None:
+async def student(browser, url: str, plan: argparse.Namespace, delay: float, ready: asyncio.Barrier,
+                  done: asyncio.Barrier, rng: random.Random) -> None:
+    think = tuple(plan.think)
     await asyncio.sleep(delay)  # students join over a few seconds, not in the same millisecond
     ctx = await browser.new_context(viewport={"width": 1200, "height": 900})
     await ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
@@ -158,12 +161,12 @@ async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.B
     page = await ctx.new_page()
     slider = None
     try:
-        if via_data_page:  # the app's front page, then the sidebar's link to Synthesize
+        if plan.via_data_page:  # the app's front page, then the sidebar's link to Synthesize
             await page.goto(url, timeout=180_000)
             await idle(page)
             await page.get_by_test_id("stSidebarNav").get_by_role("link", name="Synthesize").click()
         else:  # the link the teacher shares: the Synthesize page, with the settings in its query
-            await page.goto(url + TEACHERS_LINK, timeout=180_000)
+            await page.goto(url + teachers_link(plan.dataset), timeout=180_000)
         await idle(page)
         slider = page.get_by_test_id("stSlider").get_by_role("slider")
         await slider.wait_for(timeout=120_000)
@@ -178,9 +181,10 @@ async def student(browser, url: str, rounds: int, delay: float, ready: asyncio.B
     try:
         if slider is None:
             return
-        for i in range(rounds):
-            await asyncio.sleep(rng.uniform(*think) if i or together else first_wait(rng, think))
-            LESSON_MOVES.append(await move(page, slider, "ArrowLeft" if i % 2 == 0 else "ArrowRight"))
+        for i in range(plan.rounds):
+            await asyncio.sleep(rng.uniform(*think) if i or plan.together else first_wait(rng, think))
+            back = i % 2 == 0 and not plan.fresh  # to and fro between two ε, or always on to a new one
+            LESSON_MOVES.append(await move(page, slider, "ArrowLeft" if back else "ArrowRight"))
             if LESSON_MOVES[-1] > 5:
                 SLOW.append((round(LESSON_MOVES[-1], 1), i, round(time.perf_counter() - START, 1)))
     except Exception as err:
@@ -250,8 +254,7 @@ def first_wait(rng: random.Random, think: tuple[float, float]) -> float:
     return rng.random() * (a * a + rng.random() * (b * b - a * a)) ** 0.5
 
 
-async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[float, float],
-                     together: bool, via_data_page: bool) -> None:
+async def main_async(plan: argparse.Namespace) -> None:
     global SERVER_PID
     fd, timings = tempfile.mkstemp(prefix="dpsynth-reruns-", suffix=".txt")
     os.close(fd)
@@ -261,12 +264,11 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=FLAGS)
             t0 = time.perf_counter()
-            ready, done = asyncio.Barrier(sessions), asyncio.Barrier(sessions)
+            ready, done = asyncio.Barrier(plan.sessions), asyncio.Barrier(plan.sessions)
             rng = random.Random(0)
-            await asyncio.wait_for(asyncio.gather(*(student(browser, url, rounds, i * stagger,
-                                                            ready, done, random.Random(rng.random()), think, together,
-                                                            via_data_page)
-                                                    for i in range(sessions))), timeout=1200)
+            await asyncio.wait_for(asyncio.gather(*(student(browser, url, plan, i * plan.stagger, ready, done,
+                                                            random.Random(rng.random()))
+                                                    for i in range(plan.sessions))), timeout=1200)
             wall = time.perf_counter() - t0
             await browser.close()
     finally:
@@ -274,10 +276,11 @@ async def main_async(sessions: int, rounds: int, stagger: float, think: tuple[fl
         proc.wait(10)
     server = lesson_reruns(timings)
     print(machine() + " (after the run)")
-    joining = "through the front page" if via_data_page else "by the teacher's link"
-    print(f"{sessions} sessions (joining {stagger:g} s apart, {joining}) "
-          f"× {rounds} slider moves on the Synthesize page (penguins), think time {think[0]:g}–{think[1]:g} s, "
-          f"{'all starting to think at once' if together else 'at their own pace'}, wall {wall:.1f} s")
+    joining = "through the front page" if plan.via_data_page else "by the teacher's link"
+    moves = "each to a new ε" if plan.fresh else "to and fro"
+    print(f"{plan.sessions} sessions (joining {plan.stagger:g} s apart, {joining}) × {plan.rounds} slider moves "
+          f"({moves}) on the Synthesize page ({plan.dataset}), think time {plan.think[0]:g}–{plan.think[1]:g} s, "
+          f"{'all starting to think at once' if plan.together else 'at their own pace'}, wall {wall:.1f} s")
     print(summary("end to end, every move, in the page from the key press to the frame showing the rerun's "
                   "result (target p95 < 2 s)", JOINING + LESSON_MOVES))
     print(summary("  each student's first move, right after joining", JOINING))
@@ -305,9 +308,17 @@ def main() -> None:
     ap.add_argument("--via-data-page", action="store_true",
                     help="students open the app's front page and click through to Synthesize (by default they "
                          "open the teacher's link to the Synthesize page)")
+    ap.add_argument("--dataset", choices=sorted(core.BUNDLED), default="penguins",
+                    help="the bundled table the teacher's link names (the front page opens on penguins)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="every move steps ε up to a value not yet synthesized (by default moves go to and fro "
+                         "between two values, so after the first two each student's syntheses are cached)")
     args = ap.parse_args()
-    asyncio.run(main_async(args.sessions, args.rounds, args.stagger, tuple(args.think), args.together,
-                           args.via_data_page))
+    if args.via_data_page and args.dataset != "penguins":
+        ap.error("--via-data-page opens the front page, which starts on penguins; drop it or --dataset")
+    if args.fresh and args.rounds + 1 > 20:
+        ap.error("--fresh: the slider has 20 steps above ε = 1 for the joining move and the rounds")
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":
