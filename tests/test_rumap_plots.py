@@ -115,3 +115,41 @@ def test_figure_png_renders_with_the_machines_chromium(sweep):
     # Debian's Chromium is installed for the browser tests, so kaleido can render here.
     png = plots.figure_png(plots.ru_figure(sweep, "exact_copy_share", "pmse_ratio"), scale=1)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def _drawn(trace, at: np.ndarray) -> np.ndarray:
+    """Height of a step line (shape "hv") at each point: that of the last drawn point at or left of it."""
+    return np.asarray(trace.y)[np.searchsorted(np.asarray(trace.x), at, side="right") - 1]
+
+
+def test_ecdf_figure_draws_a_short_curve_exactly():
+    # Real 1,1,2,3,3,3 and synthetic 2,4; by hand, at 1, 2, 3, 4: real 2/6, 3/6, 1, 1; synthetic 0, 1/2, 1/2, 1.
+    real, synth = pd.DataFrame({"v": [1, 1, 2, 3, 3, 3]}), pd.DataFrame({"v": [2, 4]})
+    fig = plots.ecdf_figure(core.ecdf_data(real, synth, "v"), "v")
+    at = np.array([1, 1.5, 2, 3, 3.9, 4])
+    np.testing.assert_allclose(_drawn(fig.data[0], at), [2 / 6, 2 / 6, 3 / 6, 1, 1, 1])
+    np.testing.assert_allclose(_drawn(fig.data[1], at), [0, 0, 1 / 2, 1 / 2, 1 / 2, 1])
+    assert "drawn to within" not in fig.layout.title.text
+
+
+def test_ecdf_figure_thins_a_long_curve_to_within_its_resolution():
+    # 20,000 distinct real values 0..19,999, so F(x) = (floor(x) + 1) / 20,000 on [0, 19,999]; the synthetic
+    # values are 5,000 of them plus a shift. Tolerance: step_points promises less than 1/2000 everywhere.
+    rng = np.random.default_rng(5)
+    real = pd.DataFrame({"v": np.arange(20_000.0)})
+    synth = pd.DataFrame({"v": rng.choice(20_000, 5_000, replace=False) + 0.5})
+    ecdf = core.ecdf_data(real, synth, "v")
+    fig = plots.ecdf_figure(ecdf, "v")
+    x = ecdf.table["x"].to_numpy()
+    drawn_real = _drawn(fig.data[0], x)
+    truth = np.minimum(np.floor(x) + 1, 20_000) / 20_000
+    assert len(fig.data[0].x) <= plots.ECDF_LEVELS + 2 < len(x)
+    assert np.abs(drawn_real - truth).max() < 1 / plots.ECDF_LEVELS
+    kept = np.asarray(fig.data[0].x)  # every drawn point is a point of the true curve
+    np.testing.assert_allclose(fig.data[0].y, (np.floor(kept) + 1) / 20_000)
+    assert np.abs(_drawn(fig.data[1], x) - ecdf.table["synth"].to_numpy()).max() < 1 / plots.ECDF_LEVELS
+    assert "drawn to within 0.05% of the height" in fig.layout.title.text
+    # The KS distance still uses every value: scipy's two-sample statistic on the raw samples.
+    from scipy.stats import ks_2samp
+    assert ecdf.ks == pytest.approx(ks_2samp(real["v"], synth["v"]).statistic, abs=1e-12)
+    assert abs(fig.data[2].y[0] - fig.data[2].y[1]) == pytest.approx(ecdf.ks, abs=1e-12)

@@ -47,19 +47,48 @@ def histogram_figure(hist: pd.DataFrame, column: str) -> go.Figure:
     return _layout(fig, f"Distribution of {esc(column)}", esc(column), "share of rows")
 
 
+ECDF_LEVELS = 2000  # a drawn ECDF is within 1/2000 of its height everywhere: under a pixel
+
+
+def step_points(f: np.ndarray, levels: int = ECDF_LEVELS) -> np.ndarray:
+    """Indices of the points a step line (``line_shape="hv"``) through ``f`` needs.
+
+    ``f`` is non-decreasing, one value per sorted x. A point where ``f`` does not rise draws nothing and
+    is dropped. If more than ``levels`` rises remain, the first point at or above each multiple of
+    1/levels is kept (each is a true point of the curve), with the first and the last: between two kept
+    points the curve rises by less than 1/levels, so the line drawn is never further than that from it.
+
+    >>> step_points(np.array([0.25, 0.25, 0.5, 1.0, 1.0])).tolist()
+    [0, 2, 3, 4]
+    """
+    rises = np.flatnonzero(np.diff(f) > 0) + 1
+    if len(rises) > levels:
+        # 1e-12: a level k/levels and a share count/n that are equal can differ in the last bit.
+        rises = np.searchsorted(f, np.arange(1, levels + 1) / levels - 1e-12, side="left")
+    return np.unique(np.concatenate([[0], rises[rises < len(f)], [len(f) - 1]]))
+
+
 def ecdf_figure(ecdf, column: str) -> go.Figure:
-    """Both ECDFs as step lines, with the KS distance marked where it is reached."""
+    """Both ECDFs as step lines, with the KS distance marked where it is reached.
+
+    A curve with more than :data:`ECDF_LEVELS` steps (a continuous column of a large table) is drawn
+    through the subset :func:`step_points` keeps, and the title says so; the KS distance uses them all.
+    """
     t = ecdf.table
-    fig = go.Figure([
-        go.Scatter(x=t["x"], y=t["real"], name="real", mode="lines", line_shape="hv",
-                   line_color=REAL_COLOUR),
-        go.Scatter(x=t["x"], y=t["synth"], name="synthetic", mode="lines", line_shape="hv",
-                   line_color=SYNTH_COLOUR),
-        go.Scatter(x=[ecdf.x_at_max, ecdf.x_at_max], y=[ecdf.real_at_max, ecdf.synth_at_max],
-                   name=f"KS distance {ecdf.ks:.3f}", mode="lines+markers",
-                   line=dict(color="black", dash="dot")),
-    ])
-    return _layout(fig, f"ECDF of {esc(column)} (KS = {ecdf.ks:.3f})", esc(column), "cumulative share")
+    x, thinned, traces = t["x"].to_numpy(), False, []
+    for name, colour in (("real", REAL_COLOUR), ("synth", SYNTH_COLOUR)):
+        f = t[name].to_numpy()
+        keep = step_points(f)
+        thinned |= np.count_nonzero(np.diff(f) > 0) > ECDF_LEVELS
+        traces.append(go.Scatter(x=x[keep], y=f[keep], name="real" if name == "real" else "synthetic",
+                                 mode="lines", line_shape="hv", line_color=colour))
+    traces.append(go.Scatter(x=[ecdf.x_at_max, ecdf.x_at_max], y=[ecdf.real_at_max, ecdf.synth_at_max],
+                             name=f"KS distance {ecdf.ks:.3f}", mode="lines+markers",
+                             line=dict(color="black", dash="dot")))
+    title = f"ECDF of {esc(column)} (KS = {ecdf.ks:.3f})"
+    if thinned:
+        title += f"<br><sup>drawn to within {100 / ECDF_LEVELS:g}% of the height</sup>"
+    return _layout(go.Figure(traces), title, esc(column), "cumulative share")
 
 
 def ci_forest_figure(table: pd.DataFrame) -> go.Figure:
