@@ -26,16 +26,17 @@ with st.sidebar:
              on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
              help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "
                   "synthesis once, with a fresh seed, and download the release package.")
-    ds, cfg = app_state.dataset(), app_state.config()
+    ds = app_state.dataset()
     st.caption("Dataset")
     st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
     if not ds.schema.is_public:
         st.caption("Some bounds or categories are read off the data: no synthesis of it is DP.")
+    # Slots: the Synthesize page reruns on its own when a setting changes and rewrites them.
     st.caption("Synthesis")
-    seed = "fresh seed" if st.session_state["mode"] == "release" else f"seed {cfg.seed}"
-    st.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · {seed}")
+    st.session_state["settings_slot"] = st.empty()
     st.caption("This session's use of the data")
     st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page logs a synthesis
+app_state.show_settings()
 app_state.show_spending()
 
 for note in st.session_state.pop("link_notes", []):

@@ -214,6 +214,15 @@ def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
     show_spending()
 
 
+def show_settings() -> None:
+    """Write the method, ε and seed into the sidebar's slot (drawn by app.py)."""
+    slot = st.session_state.get("settings_slot")
+    if slot is not None:
+        cfg = config()
+        seed = "fresh seed" if st.session_state["mode"] == "release" else f"seed {cfg.seed}"
+        slot.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · {seed}")
+
+
 def show_spending() -> None:
     """Write the session's spending on this dataset into the sidebar's slot (drawn by app.py)."""
     slot = st.session_state.get("spending_slot")

@@ -8,7 +8,6 @@ from app_state import core
 app_state.start_page()
 
 C = core.constraints
-ds, cfg = app_state.dataset(), app_state.config()
 ss = st.session_state
 
 st.title("Synthesize")
@@ -27,77 +26,80 @@ def _on_input():
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
-methods = list(core.SYNTHESIZERS)
-left, right = st.columns([2, 1])
-with left:
-    st.selectbox(
-        "Method", methods, index=methods.index(start("method", cfg.method)), key="method",
-        format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
-        on_change=lambda: app_state.set_config(method=ss["method"], params=()),
-    )
-    chosen = core.SYNTHESIZERS[ss["method"]]
-    st.caption(chosen.description)
-    is_dp_method = chosen.is_dp
-    options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
-        else dict(getattr(chosen, "defaults", {}))
-    unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
-    st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
-                     value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
-                     on_change=_on_slider, disabled=not is_dp_method)
-    st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
-                    value=start("eps_input", cfg.epsilon), key="eps_input", format="%.4g",
-                    on_change=_on_input, disabled=not is_dp_method)
-with right:
-    st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
-                    on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
-    st.checkbox("Declare the number of synthetic rows", value=start("n_declared", cfg.n is not None),
-                key="n_declared",
-                on_change=lambda: app_state.set_config(n=int(ss["n_rows"]) if ss["n_declared"] else None),
-                help="A declared row count is public. Otherwise a DP method releases a noisy count of the "
-                     f"data's rows, spending {C.ROW_COUNT_EPSILON_SHARE:.0%} of ε.")
-    st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
-                    value=start("n_rows", cfg.n or len(ds.df)), key="n_rows", disabled=not ss["n_declared"],
-                    on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
-    st.number_input("Implicates (m datasets, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
-                    value=start("implicates", cfg.implicates), key="implicates",
-                    on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
-    st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used,
-                   default=start("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used),
-                   key="synth_columns",
-                   on_change=lambda: app_state.set_config(
-                       columns=None if set(ss["synth_columns"]) == set(ds.schema.used) else tuple(ss["synth_columns"])))
+def controls(ds, cfg) -> None:
+    """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
+    methods = list(core.SYNTHESIZERS)
+    left, right = st.columns([2, 1])
+    with left:
+        st.selectbox(
+            "Method", methods, index=methods.index(start("method", cfg.method)), key="method",
+            format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
+            on_change=lambda: app_state.set_config(method=ss["method"], params=()),
+        )
+        chosen = core.SYNTHESIZERS[ss["method"]]
+        st.caption(chosen.description)
+        is_dp_method = chosen.is_dp
+        options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
+            else dict(getattr(chosen, "defaults", {}))
+        unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
+        st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
+                         value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
+                         on_change=_on_slider, disabled=not is_dp_method)
+        st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
+                        value=start("eps_input", cfg.epsilon), key="eps_input", format="%.4g",
+                        on_change=_on_input, disabled=not is_dp_method)
+    with right:
+        st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
+                        on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
+        st.checkbox("Declare the number of synthetic rows", value=start("n_declared", cfg.n is not None),
+                    key="n_declared",
+                    on_change=lambda: app_state.set_config(n=int(ss["n_rows"]) if ss["n_declared"] else None),
+                    help="A declared row count is public. Otherwise a DP method releases a noisy count of the "
+                         f"data's rows, spending {C.ROW_COUNT_EPSILON_SHARE:.0%} of ε.")
+        st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
+                        value=start("n_rows", cfg.n or len(ds.df)), key="n_rows", disabled=not ss["n_declared"],
+                        on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
+        st.number_input("Implicates (m datasets, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
+                        value=start("implicates", cfg.implicates), key="implicates",
+                        on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
+        st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used,
+                       default=start("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used),
+                       key="synth_columns",
+                       on_change=lambda: app_state.set_config(columns=None if set(ss["synth_columns"]) == set(
+                           ds.schema.used) else tuple(ss["synth_columns"])))
 
-defaults = getattr(chosen, "defaults", {})
-if defaults:
-    with st.expander("Method options"):
-        chosen_params = {}
-        for name, default in defaults.items():
-            key = f"opt_{ss['method']}_{name}"
-            value = start(key, options.get(name, default) if name != "order"
-                          else list(options.get(name) or ds.schema.used))
-            helptext = core.synth.OPTION_HELP.get(name)
-            if name == "ranking":
-                rankings = ["public", "data"]
-                st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
-            elif name == "order":
-                st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
-            elif isinstance(default, int):
-                st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
-            elif isinstance(default, float):
-                st.number_input(name, min_value=1e-6, value=value, key=key, format="%g", help=helptext)
-            else:
-                continue
-            value = ss[key]
-            if name == "order":
-                value = None if list(value) == ds.schema.used else tuple(value)
-            if value != default:
-                chosen_params[name] = value
-        params = tuple(sorted(chosen_params.items()))
-        if params != app_state.config().params:
-            app_state.set_config(params=params)
+    defaults = getattr(chosen, "defaults", {})
+    if defaults:
+        with st.expander("Method options"):
+            chosen_params = {}
+            for name, default in defaults.items():
+                key = f"opt_{ss['method']}_{name}"
+                value = start(key, options.get(name, default) if name != "order"
+                              else list(options.get(name) or ds.schema.used))
+                helptext = core.synth.OPTION_HELP.get(name)
+                if name == "ranking":
+                    rankings = ["public", "data"]
+                    st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
+                elif name == "order":
+                    st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
+                elif isinstance(default, int):
+                    st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
+                elif isinstance(default, float):
+                    st.number_input(name, min_value=1e-6, value=value, key=key, format="%g", help=helptext)
+                else:
+                    continue
+                value = ss[key]
+                if name == "order":
+                    value = None if list(value) == ds.schema.used else tuple(value)
+                if value != default:
+                    chosen_params[name] = value
+            params = tuple(sorted(chosen_params.items()))
+            if params != app_state.config().params:
+                app_state.set_config(params=params)
 
-cfg = app_state.config()
-if ss["mode"] == "release":
+
+def release_run() -> None:
+    """Release mode: the one final synthesis, its package, and every synthesis of this dataset in the session."""
     st.subheader("Release")
     st.markdown(
         "The release is synthesized **once**, at the settings above, with a **fresh random seed**; every "
@@ -114,23 +116,45 @@ if ss["mode"] == "release":
                            file_name=f"{release.stem}.release.zip", mime="application/zip", key="download_release")
     st.subheader("Session ledger")
     st.dataframe(app_state.session_log_table(), hide_index=True)
-    st.stop()
 
-result = app_state.synthesis_or_stop()
-ledger = result.ledger
-app_state.show_ledger(ledger)
 
-st.subheader("Synthetic data (exploration, not a release)")
-st.dataframe(result.data.head(50), height=260)  # a preview; the download has every row
-stem = core.release.file_stem(ds.name, ledger)
-# Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
-d1, d2 = st.columns(2)
-if len(result.implicates) == 1:
-    app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0]),
-                       file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
-else:
-    app_state.download(f"Download {len(result.implicates)} implicates (zip)",
-                       lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(r, s)),
-                       file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
-app_state.download("Download ledger (JSON)", lambda r=result: core.release.ledger_bytes(r.ledger),
-                   file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
+def exploration(ds) -> None:
+    """Teaching mode: the synthesis at the current settings, its ledger, a preview and the downloads."""
+    result = app_state.synthesis_or_stop()
+    ledger = result.ledger
+    app_state.show_ledger(ledger)
+
+    st.subheader("Synthetic data (exploration, not a release)")
+    st.dataframe(result.data.head(50), height=260)  # a preview; the download has every row
+    stem = core.release.file_stem(ds.name, ledger)
+    # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
+    d1, d2 = st.columns(2)
+    if len(result.implicates) == 1:
+        app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0]),
+                           file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
+    else:
+        app_state.download(f"Download {len(result.implicates)} implicates (zip)",
+                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(r, s)),
+                           file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
+    app_state.download("Download ledger (JSON)", lambda r=result: core.release.ledger_bytes(r.ledger),
+                       file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
+
+
+@st.fragment
+def settings_and_result() -> None:
+    """The controls and what they make. Moving one reruns this fragment only, not the sidebar, navigation
+    and banners around it: a move costs the browser ~15% less (bench/load_test.py, a class on one machine).
+    """
+    # The sidebar's settings and spending, rewritten from here on every run (a fragment may write outside
+    # itself only where it also wrote on the last full run); a new synthesis rewrites the spending again.
+    app_state.show_settings()
+    app_state.show_spending()
+    controls(app_state.dataset(), app_state.config())
+    app_state.write_link()  # the address bar holds the settings
+    if ss["mode"] == "release":
+        release_run()
+    else:
+        exploration(app_state.dataset())
+
+
+settings_and_result()

@@ -112,6 +112,19 @@ def test_ru_sweep_and_choosing_a_point_loads_it(page):
     # The exact input holds the chosen ε; the log slider shows its nearest step, 10^0.5 ≈ 3.16.
     assert page.get_by_label("ε, exact").input_value() == "3"
     assert page.get_by_test_id("stSliderThumbValue").inner_text() == "3.16"
+    # A move reruns only the page's fragment; the sidebar's settings and spending and the address bar follow.
+    runs, spent = _spending(sidebar)
+    page.get_by_test_id("stSlider").get_by_role("slider").focus()
+    page.keyboard.press("ArrowRight")  # 10^0.6 ≈ 3.98
+    wait_idle(page)
+    assert "ε = 3.98 · seed" in sidebar.inner_text() and "eps=3.98" in page.url
+    assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3.98))
+
+
+def _spending(sidebar) -> tuple[int, float]:
+    """The sidebar's count of DP syntheses on this dataset and the ε they spent in all."""
+    found = re.search(r"(\d+) DP synthesis\(es\), ε = ([\d.]+) in all", sidebar.inner_text())
+    return int(found.group(1)), float(found.group(2))
 
 
 def test_sweep_pick_a_point_then_release_package(page):
@@ -122,8 +135,11 @@ def test_sweep_pick_a_point_then_release_package(page):
     page.get_by_test_id("stSidebar").get_by_text("release", exact=True).click()
     wait_idle(page)
     go(page, "Synthesize")
+    sidebar = page.get_by_test_id("stSidebar")
+    runs, spent = _spending(sidebar)
     page.get_by_role("button", name="Run the release").click()
     wait_idle(page)
+    assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3))  # the release, at ε = 3, counts
     with page.expect_download() as dl:
         page.get_by_test_id("stDownloadButton").filter(has_text="Download release package").get_by_role("button").click()
     shot(page, "release")
