@@ -36,7 +36,9 @@ def handle_backmsg(self, msg):
 
 def on_event(self, sender, event, *args, **kwargs):
     result = _on_event(self, sender, event, *args, **kwargs)
-    if event.name.startswith("SCRIPT_STOPPED") and event.name != "SCRIPT_STOPPED_FOR_RERUN":
+    # A run's end: the whole script's, or a fragment's (the Synthesize page's controls rerun as a fragment).
+    if (event.name.startswith("SCRIPT_STOPPED") and event.name != "SCRIPT_STOPPED_FOR_RERUN") \
+            or event.name == "FRAGMENT_STOPPED_WITH_SUCCESS":
         with _LOCK:
             asked = _PENDING.pop(self.id, None)
         if asked is not None:
