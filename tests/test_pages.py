@@ -208,3 +208,18 @@ def test_data_page_sets_key_variables_and_the_sensitive_column(at):
     assert schema.keys == ("island", "year") and schema.sensitive == "sex"
     # Roles change no domain: the bundled schema stays public, so DP stays possible.
     assert schema.is_public
+
+
+def test_a_refused_synthesis_says_why_and_the_page_recovers(at):
+    # Dirichlet on penguins' full table with 100 bins per numeric column: billions of cells, over the
+    # method's cap of 10⁶, so the core refuses it with one sentence.
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="method").set_value("dirichlet").run()
+    _no_errors(at)
+    at.number_input(key="opt_dirichlet_bins").set_value(100).run()
+    assert not at.exception and len(at.error) == 1
+    assert "over the Dirichlet–multinomial cap of 1,000,000" in at.error[0].value
+    assert not at.get("download_button")  # the page stops at the sentence: nothing to download
+    at.number_input(key="opt_dirichlet_bins").set_value(3).run()
+    _no_errors(at)
+    assert [b.label for b in at.get("download_button")] == ["Download synthetic CSV", "Download ledger (JSON)"]
