@@ -76,12 +76,12 @@ def ecdf_figure(ecdf, column: str) -> go.Figure:
     """
     t = ecdf.table
     x, thinned, traces = t["x"].to_numpy(), False, []
-    for name, colour in (("real", REAL_COLOUR), ("synth", SYNTH_COLOUR)):
-        f = t[name].to_numpy()
+    for column_name, label, colour in (("real", "real", REAL_COLOUR), ("synth", "synthetic", SYNTH_COLOUR)):
+        f = t[column_name].to_numpy()
         keep = step_points(f)
-        thinned |= np.count_nonzero(np.diff(f) > 0) > ECDF_LEVELS
-        traces.append(go.Scatter(x=x[keep], y=f[keep], name="real" if name == "real" else "synthetic",
-                                 mode="lines", line_shape="hv", line_color=colour))
+        thinned |= np.count_nonzero(np.diff(f) > 0) > ECDF_LEVELS  # step_points kept a subset of the rises
+        traces.append(go.Scatter(x=x[keep], y=f[keep], name=label, mode="lines", line_shape="hv",
+                                 line_color=colour))
     traces.append(go.Scatter(x=[ecdf.x_at_max, ecdf.x_at_max], y=[ecdf.real_at_max, ecdf.synth_at_max],
                              name=f"KS distance {ecdf.ks:.3f}", mode="lines+markers",
                              line=dict(color="black", dash="dot")))
