@@ -323,8 +323,7 @@ def main() -> None:
                     help="students open the app's front page and click through to Synthesize (by default they "
                          "open the teacher's link to the Synthesize page)")
     ap.add_argument("--browser", default=HEADLESS_SHELL,
-                    help="the browser the students' pages run in: Debian's chromium-headless-shell, the headless "
-                         "Chromium that Playwright itself runs by default, or /usr/bin/chromium")
+                    help="the browser the students' pages run in (/usr/bin/chromium: the full browser)")
     ap.add_argument("--dataset", choices=sorted(core.BUNDLED), default="penguins",
                     help="the bundled table the teacher's link names (the front page opens on penguins)")
     ap.add_argument("--fresh", action="store_true",
