@@ -15,7 +15,8 @@ from .risk import (attribute_inference, distance_risk, formal_risk, key_match_di
                    sample_uniqueness, unique_reproduction, wilson_interval)
 from .rumap import ru_map
 from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table, schema_table
-from .synth import SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, synthesize
+from .synth import (SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, statement_tone,
+                    synthesize)
 from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, propensity_metrics,
                       regression_ci_overlap)
 from .utility import (association_fit, column_distances, combine_implicates, correlation_fit, cramers_v,
@@ -29,7 +30,7 @@ __all__ = [
     "sample_uniqueness", "unique_reproduction", "wilson_interval",
     "ci_overlap", "ecdf_data", "exact_copy_share", "fingerprint", "gower_dcr", "histogram_data",
     "infer_schema", "ks_statistic", "ledger_steps_table", "load_bundled", "load_csv", "match_rates",
-    "membership_inference", "parse_epsilon_grid", "privacy_statement", "propensity_metrics",
+    "membership_inference", "parse_epsilon_grid", "privacy_statement", "propensity_metrics", "statement_tone",
     "regression_ci_overlap", "ru_map", "schema_from_table", "schema_table", "synthesize", "to_csv_bytes",
     "association_fit", "column_distances", "combine_implicates", "correlation_fit", "cramers_v",
     "hellinger_distance", "missing_shares", "moments_table", "pegs_distances", "tv_distance", "utility_summary",

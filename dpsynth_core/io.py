@@ -92,13 +92,17 @@ def load_csv(src):
                         f"file with one header row {_AGAIN}.") from None
 
 
-def to_csv_bytes(df):
+def to_csv_bytes(df, schema=None):
     """Write a DataFrame as UTF-8 CSV that :func:`load_csv` reads back.
 
     Parameters
     ----------
     df : pandas.DataFrame
         Table to write; its index is left out.
+    schema : Schema, optional
+        When given, each column is written in its schema's form whatever its
+        dtype (a whole-number column as 68, never 68.0), so the file's form
+        depends on the public schema alone.
 
     Returns
     -------
@@ -109,6 +113,10 @@ def to_csv_bytes(df):
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas.DataFrame, got {type(df).__name__}.")
+    if schema is not None:
+        from .synth.encoding import in_schema_dtype
+        df = pd.DataFrame({c: in_schema_dtype(df[c], schema[c]) if c in schema.columns else df[c]
+                           for c in df.columns}, columns=df.columns)
     return df.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8")
 
 

@@ -59,7 +59,7 @@ def controls(ds, cfg) -> None:
         st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
                         value=start("n_rows", cfg.n or len(ds.df)), key="n_rows", disabled=not ss["n_declared"],
                         on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
-        st.number_input("Implicates (m datasets, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
+        st.number_input("Implicates (m datasets: m·n records, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
                         value=start("implicates", cfg.implicates), key="implicates",
                         on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
         st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used,

@@ -80,10 +80,10 @@ def toy():
 
 def test_per_record_methods_compose_over_records(toy, penguins):
     df, schema = penguins
-    led = core.synthesize(df, "toy_per_record", epsilon=0.5, schema=schema, n=40, seed=1).ledger
-    # 40 records at ε = 0.5 each cost 20 by sequential composition.
+    # ε is the total (issue 15): 40 records share ε = 20, 0.5 each by sequential composition.
+    led = core.synthesize(df, "toy_per_record", epsilon=20.0, schema=schema, n=40).ledger
     assert led["epsilon_per_record"] == 0.5 and led["epsilon_total"] == pytest.approx(20.0)
-    assert led["dp_label"] == "ε-DP with ε = 20 (ε = 0.5 per synthetic record, 40 records)"
+    assert led["dp_label"] == "ε-DP with ε = 20 (ε = 0.5 per synthetic record × 40)"
     assert led["exp_epsilon"] == pytest.approx(math.exp(20.0))
     assert led["steps"][0]["epsilon_total"] == pytest.approx(20.0)
 

@@ -81,6 +81,30 @@ def _run(df, method, **kw):
     return synthesize(df, method, **kw)
 
 
+# Output dtype of each kind of schema entry (the table of issue 15, point 1).
+_KIND_DTYPE = {("numeric", True): "Int64", ("numeric", False): "float64", ("excluded", False): "object"}
+_CATEGORY_DTYPE = {bool: "boolean", int: "Int64", str: "str", float: "float64"}
+
+
+def _schema_dtypes(schema) -> dict:
+    out = {}
+    for name, col in schema.columns.items():
+        if col.kind == "categorical":
+            types = {type(c) for c in col.categories}
+            out[name] = _CATEGORY_DTYPE[types.pop()] if len(types) == 1 else "object"
+        else:
+            out[name] = _KIND_DTYPE[(col.kind, col.integer and col.kind == "numeric")]
+    return out
+
+
+def test_mixed_frame_dtypes_by_hand():
+    out = synthesize(MIXED, "independent", epsilon=1.0, schema=MIXED_SCHEMA, seed=1).data
+    assert {c: str(t) for c, t in out.dtypes.items()} == {
+        "id": "object", "age": "Int64", "income": "float64", "sex": "str", "grade": "Int64",
+        "member": "boolean", "note": "object"}
+    assert out["id"].isna().all() and out["note"].isna().all()  # excluded: nothing of the data
+
+
 # --- the contract every method keeps -----------------------------------------
 
 def test_registry_has_the_documented_methods():
@@ -94,9 +118,11 @@ def test_registry_has_the_documented_methods():
 @pytest.mark.parametrize("method", METHODS)
 def test_same_columns_dtypes_and_row_count(method, case, n, penguins):
     df, schema = _case(case, penguins)
-    out = _run(df, method, schema=schema, n=n, seed=3).data
+    result = _run(df, method, schema=schema, n=n, seed=3)
+    out = result.data
     assert list(out.columns) == list(df.columns)
-    assert out.dtypes.to_dict() == df.dtypes.to_dict()
+    # Dtypes come from the schema alone (issue 15): never copied from the confidential frame.
+    assert {c: str(t) for c, t in out.dtypes.items()} == _schema_dtypes(result.schema)
     if n is not None:
         assert len(out) == n
     elif SYNTHESIZERS[method].is_dp:
@@ -174,7 +200,8 @@ def test_no_schema_is_not_dp_and_says_why(method, penguins):
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 8.0])
 def test_independent_ledger_with_the_bundled_public_schema(epsilon, penguins):
     df, schema = penguins
-    ledger = synthesize(df, "independent", epsilon=epsilon, schema=schema, seed=0).ledger
+    # seed=None: only fresh-entropy runs are DP (issue 15); seeded runs are exploration.
+    ledger = synthesize(df, "independent", epsilon=epsilon, schema=schema, seed=None).ledger
     assert ledger["is_dp"] is True and ledger["not_dp_reasons"] == []
     assert ledger["dp_label"] == f"ε-DP with ε = {epsilon:g}"
     assert ledger["epsilon_total"] == epsilon
@@ -189,7 +216,7 @@ def test_independent_ledger_with_the_bundled_public_schema(epsilon, penguins):
     assert [s["epsilon"] for s in ledger["steps"][1:]] == pytest.approx([0.95 * epsilon / m] * m, rel=1e-12)
     assert math.fsum(s["epsilon"] for s in ledger["steps"]) == pytest.approx(epsilon, rel=1e-12)
     assert ledger["exp_epsilon"] == pytest.approx(math.e ** epsilon, rel=1e-12)
-    assert f"{math.e ** epsilon:,.2f}" in ledger["statement"]
+    assert (f"{math.e ** epsilon:,.2f}" if epsilon < 4.6 else f"{math.e ** epsilon:,.0f}") in ledger["statement"]
     assert ledger["public"]["row_count"]["value"] == ledger["n_rows"]
     assert ledger["public"]["row_count"]["source"] == f"released with noise (ε = {0.05 * epsilon:.4g})"
     assert ledger["public"]["columns"]["island"] == {
@@ -200,7 +227,7 @@ def test_independent_ledger_with_the_bundled_public_schema(epsilon, penguins):
 
 def test_ledger_counts_only_modelled_columns_and_declared_row_count():
     # mixed frame: id and note are excluded, so M = 5 columns share ε.
-    ledger = synthesize(MIXED, "independent", epsilon=2.0, schema=MIXED_SCHEMA, n=123, seed=1).ledger
+    ledger = synthesize(MIXED, "independent", epsilon=2.0, schema=MIXED_SCHEMA, n=123, seed=None).ledger
     assert ledger["is_dp"] is True
     assert ledger["excluded_columns"] == ["id", "note"]
     assert [s["epsilon"] for s in ledger["steps"]] == pytest.approx([0.4] * 5)  # 2.0 / 5
@@ -215,8 +242,10 @@ def test_ledger_is_json_ready_for_numpy_seeds_and_huge_epsilon(penguins):
     result = synthesize(df, "independent", epsilon=1e6, schema=schema, seed=np.int64(5))
     assert result.ledger["seed"] == 5
     assert result.ledger["exp_epsilon"] is None
-    assert "e^1e+06" in result.ledger["statement"]
     json.dumps(result.ledger)
+    fresh = synthesize(df, "independent", epsilon=1e6, schema=schema).ledger  # seeded runs are not DP
+    assert "e^1e+06" in fresh["statement"] and "very weak" in fresh["statement"]
+    json.dumps(fresh)
     pdt.assert_frame_equal(result.data, synthesize(df, "independent", epsilon=1e6, schema=schema,
                                                    seed=5).data)
 
@@ -240,7 +269,8 @@ def test_partial_synthesis_keeps_other_columns_row_for_row(method, penguins):
     result = synthesize(df, method, epsilon=1.0, schema=schema, columns=targets, seed=4)
     kept = [c for c in PENGUIN_COLUMNS if c not in targets]
     for c in kept:
-        pdt.assert_series_equal(result.data[c], df[c], check_names=True)
+        # Same values row for row; the dtype is the schema's (issue 15), e.g. Int64 for a whole-number column.
+        pdt.assert_series_equal(result.data[c], df[c], check_names=True, check_dtype=False)
     assert not result.data[targets].equals(df[targets])
     ledger = result.ledger
     assert ledger["is_dp"] is False

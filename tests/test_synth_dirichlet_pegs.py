@@ -63,7 +63,7 @@ def test_alpha_formulas_by_hand():
 
 def test_dirichlet_ledger_states_alpha_and_neighbouring(penguins):
     df, schema = penguins
-    led = synthesize(df, "dirichlet", epsilon=LN2, schema=schema, n=100, seed=0).ledger
+    led = synthesize(df, "dirichlet", epsilon=LN2, schema=schema, n=100).ledger  # fresh entropy: DP
     assert led["is_dp"] and led["epsilon_total"] == pytest.approx(LN2, rel=1e-12)
     (step,) = led["steps"]
     # Default 3 bins: species 3 · island 3 · four nullable measurements (3 bins + missing)⁴ · sex 3 · year 3.
@@ -76,40 +76,44 @@ def test_dirichlet_ledger_states_alpha_and_neighbouring(penguins):
 def test_pegs_ledger_composes_over_records(penguins):
     df, schema = penguins
     cols = ["species", "island", "sex"]
-    led = synthesize(df[cols], "pegs", epsilon=3 * LN2, schema=schema, n=40, seed=0).ledger
+    # ε is the release's total (issue 15): 40 records share 40·3·ln 2, so 3 ln 2 per record.
+    led = synthesize(df[cols], "pegs", epsilon=40 * 3 * LN2, schema=schema, n=40).ledger
     # M = 3 conditionals at ε/3 = ln 2 each (α = 1), each used once by each of the 40 records.
     assert [s["repeats"] for s in led["steps"]] == [40] * 3
     assert [s["epsilon"] for s in led["steps"]] == pytest.approx([LN2] * 3, rel=1e-12)
     assert all("α = 1/(e^(ε/M) − 1) = 1," in s["detail"] for s in led["steps"])
     assert led["epsilon_per_record"] == pytest.approx(3 * LN2)
     assert led["epsilon_total"] == pytest.approx(40 * 3 * LN2)           # n_s · ε = 83.18
-    assert led["dp_label"] == f"ε-DP with ε = {40 * 3 * LN2:g} (ε = {3 * LN2:g} per synthetic record, 40 records)"
+    assert led["dp_label"] == f"ε-DP with ε = {40 * 3 * LN2:g} (ε = {3 * LN2:.4g} per synthetic record × 40)"
     # Default ranking is public (column order); ranking by mutual information on the data is not.
     assert led["is_dp"] and all("ranking='public'" in s["detail"] for s in led["steps"])
-    led = synthesize(df[cols], "pegs", epsilon=3 * LN2, schema=schema, n=40, seed=0, ranking="data").ledger
+    led = synthesize(df[cols], "pegs", epsilon=40 * 3 * LN2, schema=schema, n=40, ranking="data").ledger
     assert not led["is_dp"] and "mutual information on the data" in led["dp_label"]
 
 
 def test_pegs_rs_ledger_counts_blocks(penguins):
     df, schema = penguins
     cols = ["species", "island", "sex"]
-    led = synthesize(df[cols], "pegs_rs", epsilon=1.5, schema=schema, n=45, seed=0, block=10).ledger
-    # 45 records in blocks of 10: ceil(45/10) = 5 blocks at ε = 1.5 each, 7.5 in all.
+    led = synthesize(df[cols], "pegs_rs", epsilon=7.5, schema=schema, n=45, block=10).ledger
+    # Total ε = 7.5 over 45 records in blocks of 10: ceil(45/10) = 5 blocks at ε = 1.5 each.
     assert [s["repeats"] for s in led["steps"]] == [5] * 3
     assert [s["epsilon"] for s in led["steps"]] == pytest.approx([0.5] * 3, rel=1e-12)
     assert led["epsilon_total"] == pytest.approx(7.5)
-    assert led["dp_label"] == "ε-DP with ε = 7.5 (ε = 1.5 per block of 10 synthetic records, 45 records)"
+    assert led["epsilon_per_record"] == pytest.approx(1.5) and led["record_unit"] == "block of 10 synthetic records"
+    assert led["dp_label"] == "ε-DP with ε = 7.5 (ε = 1.5 per block of 10 synthetic records × 5)"
     assert "ε per block of 10 records (5 blocks for 45 records)" in led["steps"][0]["detail"]
 
 
 def test_per_record_total_with_a_noisy_row_count(penguins):
     df, schema = penguins
     led = synthesize(df, "pegs", epsilon=0.5, schema=schema, seed=1).ledger
-    # The count costs 5% of the per-record ε once; then n_s records at 0.5 each.
+    # ε = 0.5 is the total (issue 15): the count costs 5% of it once; the n_s records share the rest.
     assert led["steps"][0]["target"] == "number of rows" and led["steps"][0]["epsilon"] == pytest.approx(0.025)
-    assert led["epsilon_total"] == pytest.approx(0.025 + 0.5 * led["n_rows"])
+    assert led["epsilon_total"] == pytest.approx(0.5, rel=1e-12)
+    assert led["epsilon_per_record"] == pytest.approx(0.475 / led["n_rows"], rel=1e-12)
     led = synthesize(df, "pegs_rs", epsilon=0.5, schema=schema, seed=1, block=7).ledger
-    assert led["epsilon_total"] == pytest.approx(0.025 + 0.5 * math.ceil(led["n_rows"] / 7))
+    assert led["epsilon_total"] == pytest.approx(0.5, rel=1e-12)
+    assert led["epsilon_per_record"] == pytest.approx(0.475 / math.ceil(led["n_rows"] / 7), rel=1e-12)
 
 
 def test_measure_runs_once_for_every_epsilon_and_seed(penguins, monkeypatch):

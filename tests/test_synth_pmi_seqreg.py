@@ -109,7 +109,7 @@ def test_moment_sensitivities_by_hand_and_by_brute_force():
 
 def test_epsilon_split_and_noise_scales_in_the_ledger(penguins):
     df, schema = penguins
-    led = synthesize(df, "dp_seqreg", epsilon=2.0, schema=schema, n=344, seed=0).ledger
+    led = synthesize(df, "dp_seqreg", epsilon=2.0, schema=schema, n=344).ledger  # fresh entropy: DP
     steps = led["steps"]
     # 8 columns, n declared: ε/8 = 0.25 each, summing to 2.
     assert [s["epsilon"] for s in steps] == pytest.approx([0.25] * 8)
@@ -190,11 +190,12 @@ def test_table_predictors_follow_the_order_within_the_cell_cap(penguins):
 
 def test_pmi_ledger_is_per_record(penguins):
     df, schema = penguins
-    led = synthesize(df, "pmi", epsilon=0.8, schema=schema, n=50, seed=1).ledger
+    # ε is the total (issue 15): 50 records share 40, so 0.8 per record.
+    led = synthesize(df, "pmi", epsilon=40.0, schema=schema, n=50, seed=1).ledger
     # 8 features at ε/M = 0.1 each, once per record: 50 records cost 50 · 0.8 = 40.
     assert [s["epsilon"] for s in led["steps"]] == pytest.approx([0.1] * 8)
     assert [s["repeats"] for s in led["steps"]] == [50] * 8
-    assert led["epsilon_per_record"] == 0.8 and led["epsilon_total"] == pytest.approx(40.0)
+    assert led["epsilon_per_record"] == pytest.approx(0.8, rel=1e-12) and led["epsilon_total"] == pytest.approx(40.0)
     # α = 1/(e^0.1 − 1) = 9.50833; the ratio bound e^0.1 = 1.105.
     assert "α = 1/(exp(ε/M) − 1) = 9.508" in led["steps"][0]["detail"]
     assert "1.105" in led["steps"][0]["detail"]
@@ -417,7 +418,7 @@ def test_parametric_partial_synthesis_conditions_on_kept_columns(penguins):
     targets = ["body_mass_g"]
     out = synthesize(df, "parametric", schema=schema, columns=targets, seed=2).data
     kept = [c for c in df.columns if c not in targets]
-    pdt.assert_frame_equal(out[kept], df[kept])
+    pdt.assert_frame_equal(out[kept], df[kept], check_dtype=False)  # dtypes are the schema's (issue 15)
     # Body mass is drawn from its regression on every kept column, row for row: the synthetic value
     # correlates with the real one like the fit's R² (Y* = Ŷ + e: cov(Y*, Y) = var Ŷ, var Y* ≈ var Y).
     # The design here has no flags for missing values: on the 333 complete rows it spans the same
@@ -439,9 +440,10 @@ def test_a_new_epsilon_only_reruns_noise_and_sampling(penguins, monkeypatch):
         cls = type(SYNTHESIZERS[method])
         original = cls.measure
         monkeypatch.setattr(cls, "measure", lambda self, *a, _o=original, **k: calls.append(1) or _o(self, *a, **k))
-        a = synthesize(df, method, epsilon=1.0, schema=schema, n=200, seed=1)
-        b = synthesize(df, method, epsilon=2.0, schema=schema, n=200, seed=1)
-        c = synthesize(df, method, epsilon=2.0, schema=schema, n=200, seed=1)
+        # Total ε (issue 15): 200 and 400 give PMI 1 and 2 per record, dp_seqreg 200 and 400.
+        a = synthesize(df, method, epsilon=200.0, schema=schema, n=200, seed=1)
+        b = synthesize(df, method, epsilon=400.0, schema=schema, n=200, seed=1)
+        c = synthesize(df, method, epsilon=400.0, schema=schema, n=200, seed=1)
         assert len(calls) == 1, method
         assert not a.data.equals(b.data)
         pdt.assert_frame_equal(b.data, c.data)

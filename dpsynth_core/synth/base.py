@@ -27,7 +27,7 @@ from .. import constraints
 from ..errors import DataError, MethodRefused
 from ..mechanisms import check_epsilon, geometric_noise
 from ..schema import Schema, infer_schema, merge_declared
-from .encoding import restore_dtypes
+from .encoding import assemble_frame
 
 NEIGHBOURING = "add or remove one record (unbounded DP)"
 
@@ -75,9 +75,13 @@ class Synthesizer:
     conditional: ClassVar[bool] = False
     #: ``epsilon`` is spent once per synthetic record (PeGS, PMI): n_s records cost n_s·ε
     per_record: ClassVar[bool] = False
-    #: what one ``epsilon`` of a per-record method buys, formatted with the method's params
+    #: what one per-record ε buys, formatted with the method's params
     #: (block PeGS: "block of {block} synthetic records")
     record_unit: ClassVar[str] = "synthetic record"
+
+    def units(self, n: int, **params) -> int:
+        """How many times a per-record method spends its per-record ε for ``n`` synthetic rows."""
+        return n
 
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
@@ -196,6 +200,7 @@ def synthesize(
     seed: int | np.random.Generator | None = None,
     columns: list[str] | None = None,
     implicates: int = 1,
+    holdout_share: float | None = None,
     **params: Any,
 ) -> Synthesis:
     """Make a synthetic version of ``df`` with ``method``.
@@ -207,9 +212,10 @@ def synthesize(
     method : str
         A name in :data:`SYNTHESIZERS`.
     epsilon : float, optional
-        Privacy budget, required by DP methods and ignored by the others. For
-        most methods it is the total; for per-record methods (``per_record``)
-        it is the budget of one synthetic record, and n_s records cost n_s·ε.
+        The TOTAL privacy budget of the release, required by DP methods and
+        ignored by the others. Per-record methods (``per_record``) spend it as
+        ε per record (or block) = their share of the total / number of records
+        (blocks); the ledger shows both figures.
     delta : float, default 0
         Accepted for the (ε, δ) methods; pure ε-DP methods spend none.
     schema : Schema or dict, optional
@@ -220,13 +226,20 @@ def synthesize(
         releases a noisy count of the data's rows (a share of ε, shown in the
         ledger); a non-DP method uses ``len(df)``.
     seed : int or numpy.random.Generator, optional
-        Same seed, same output; None draws fresh entropy.
+        Same seed, same output: reproducible exploration, labelled not DP (the
+        output is then a fixed function of the data). None (the default) draws
+        fresh operating-system entropy that is never stored or returned; only
+        such runs can be labelled DP.
     columns : list of str, optional
         Synthesize only these columns and keep the others row for row
         (partial synthesis; the release then contains original values and is
         not DP).
     implicates : int, default 1
         Number m of synthetic datasets; each gets 1/m of the budget.
+    holdout_share : float, optional
+        When ``df`` is what is left after holding out records (each with
+        probability ``holdout_share``, by fresh secret randomness), the share,
+        for the ledger. The held-out records are not used.
     **params
         Method options (e.g. ``bins`` for methods that discretise).
 
@@ -283,8 +296,11 @@ def synthesize(
     n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
     eps_each = None
     if synth.is_dp:
-        # Per-record methods spend ε per record on top of the count; the others share one total.
-        eps_each = (epsilon if synth.per_record else epsilon - sum(s.epsilon for s in count_steps)) / implicates
+        # ε is the total: the count's share comes off first, each implicate gets 1/m of the rest,
+        # and a per-record method divides its share over the records (blocks) it draws.
+        eps_each = (epsilon - sum(s.epsilon for s in count_steps)) / implicates
+        if synth.per_record:
+            eps_each /= synth.units(n, **params)
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
@@ -295,12 +311,13 @@ def synthesize(
     for m in range(implicates):
         values, part = synth.release(measured, epsilon=eps_each, n=n, rng=rng, **extra, **params)
         values.update({c: df[c].to_numpy() for c in kept})  # conditional methods return only the targets
-        frames.append(restore_dtypes(values, df, n))
+        frames.append(assemble_frame(values, schema, df.columns, n))
         steps += [dataclasses.replace(st, implicate=m + 1) for st in part] if implicates > 1 else part
 
     ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n, implicates=implicates,
                           row_count_source=row_count_source, steps=steps,
-                          targets=targets, kept=kept, seed=seed, params=params)
+                          targets=targets, kept=kept, seed=seed, params=params, eps_each=eps_each,
+                          holdout_share=holdout_share)
     return Synthesis(data=frames[0], method=method, ledger=ledger, schema=schema, implicates=tuple(frames))
 
 
@@ -327,24 +344,37 @@ def _missing_epsilon(method: str):
     raise ValueError(f"method {method!r} is differentially private and needs epsilon > 0")
 
 
+SEEDED_REASON = ("a fixed seed was given: reproducible exploration, not DP (the output is a fixed function of "
+                 "the data and the seed; the mechanism itself is ε-DP only with fresh, secret randomness)")
+
+
 def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, implicates, row_count_source,
-                 steps: list[Step], targets: list[str], kept: list[str], seed, params: dict) -> dict:
+                 steps: list[Step], targets: list[str], kept: list[str], seed, params: dict,
+                 eps_each: float | None = None, holdout_share: float | None = None) -> dict:
     """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready."""
     derived = [c for c in targets if schema[c].derived]
+    undeclared = [c for c, col in schema.columns.items() if col.derived and c not in targets and c not in kept]
     reasons = []
     if not synth.is_dp:
         reasons.append(f"{synth.label} is not a differentially private method")
     if derived:
         reasons.append("data-derived bounds or categories for " + ", ".join(derived))
+    if undeclared:
+        reasons.append("no declared schema entry for " + ", ".join(undeclared)
+                       + " (its kind was read off the data; declare every column, excluded ones too)")
     if kept:
         reasons.append("partial synthesis releases original values of " + ", ".join(kept))
     if synth.is_dp:
         reasons += synth.not_dp_reasons(**params)
+        if seed is not None:
+            reasons.append(SEEDED_REASON)
     is_dp = not reasons
     total = math.fsum(s.total_epsilon for s in steps) if synth.is_dp else None
     delta_spent = math.fsum(s.total_delta for s in steps)
-    if synth.is_dp and not synth.per_record and not math.isclose(total, epsilon, rel_tol=1e-9):
+    if synth.is_dp and not math.isclose(total, epsilon, rel_tol=1e-9):
         raise AssertionError(f"ledger steps spend ε={total}, expected {epsilon}")  # a bug, never user error
+    unit = synth.record_unit.format(**params)
+    units = synth.units(n, **params) if synth.per_record else None
 
     public_columns = {}
     for c in targets:
@@ -356,14 +386,16 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
     if is_dp:
         label = f"ε-DP with ε = {total:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {total:g}, δ = {delta_spent:g}"
         if synth.per_record:
-            label += f" (ε = {epsilon:g} per {synth.record_unit.format(**params)}, {n:,} records)"
+            label += f" (ε = {eps_each:.4g} per {unit}, {units:,} × {implicates} implicate(s))" if implicates > 1 \
+                else f" (ε = {eps_each:.4g} per {unit} × {units:,})"
     else:
         label = "not DP (" + "; ".join(reasons) + ")"
     composition = "none"
     if steps:
         composition = "sequential: the total is the sum of the steps' ε (each step's ε × its repeats)"
         if implicates > 1:
-            composition += f"; {implicates} implicates at 1/{implicates} of the budget each"
+            composition += (f"; {implicates} implicates: {implicates}·{n:,} = {implicates * n:,} records "
+                            f"released, each implicate of {n:,} records at ε/{implicates}")
     ledger = {
         "method": synth.name,
         "label": synth.label,
@@ -372,7 +404,8 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
         "not_dp_reasons": reasons,
         "epsilon_total": total,
         "epsilon_requested": float(epsilon) if synth.is_dp else None,
-        "epsilon_per_record": float(epsilon) if synth.per_record and synth.is_dp else None,
+        "epsilon_per_record": float(eps_each) if synth.per_record and synth.is_dp else None,
+        "record_unit": unit if synth.per_record else None,
         "epsilon_per_implicate": (float(epsilon) / implicates) if synth.is_dp else None,
         "implicates": implicates,
         "delta": float(delta_spent),
@@ -389,11 +422,40 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
         "kept_columns": kept,
         "excluded_columns": [c for c, s in schema.columns.items() if s.kind == "excluded"],
         "n_rows": n,
+        # None: fresh operating-system entropy, never stored, shown or returned.
         "seed": int(seed) if isinstance(seed, (int, np.integer)) else None if seed is None else "generator",
+        "holdout": ({"taken": True, "share": float(holdout_share),
+                     "how": "each record held out independently with this probability, by fresh secret "
+                            "randomness; held-out records are not used by the synthesis"}
+                    if holdout_share else {"taken": False}),
         "params": {k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))},
     }
     ledger["statement"] = privacy_statement(ledger)
     return ledger
+
+
+#: Total ε up to which the statement is shown as a plain success, and above which as a warning.
+STRONG_EPSILON, WEAK_EPSILON = 1.0, 10.0
+
+
+def strength_words(epsilon: float, ratio_text: str) -> str:
+    """What e^ε means at this size, in one sentence."""
+    if epsilon <= STRONG_EPSILON:
+        return f"At e^ε = {ratio_text} the guarantee is strong."
+    if epsilon <= WEAK_EPSILON:
+        return (f"At e^ε = {ratio_text} the guarantee is moderate: an attacker's odds about any one person "
+                "may grow by that factor.")
+    return (f"e^ε = {ratio_text}: the guarantee is very weak; an attacker's odds about any one person may "
+            "grow by that factor, so this output can reveal a great deal about individuals.")
+
+
+def statement_tone(ledger: dict) -> str:
+    """How the statement is shown: "success" (DP, ε ≤ 1), "info" (DP, ε ≤ 10) or "warning"
+    (not DP, or ε above 10: never a reassuring green box)."""
+    if not ledger["is_dp"]:
+        return "warning"
+    eps = ledger["epsilon_total"]
+    return "success" if eps <= STRONG_EPSILON else "info" if eps <= WEAK_EPSILON else "warning"
 
 
 def privacy_statement(ledger: dict) -> str:
@@ -403,10 +465,11 @@ def privacy_statement(ledger: dict) -> str:
                 "It carries no formal privacy guarantee.")
     eps = ledger["epsilon_total"]
     ratio = ledger["exp_epsilon"]  # None when e^ε overflows a float (ε ≥ 700)
-    ratio_text = f"{ratio:,.2f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
+    ratio_text = f"{ratio:,.2f}" if ratio is not None and ratio < 100 else \
+        f"{ratio:,.0f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
     text = (f"This synthesis satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
             f"adding or removing any one person's record changes the probability of any output "
-            f"by at most a factor e^ε = {ratio_text}.")
+            f"by at most a factor e^ε = {ratio_text}. {strength_words(eps, ratio_text)}")
     if ledger["delta"] > 0:
         text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
     return text

@@ -63,7 +63,9 @@ def encode_column(values: pd.Series, domain: Domain) -> np.ndarray:
         codes = pd.Categorical(values, categories=list(domain.labels)).codes.astype(np.int64)
     else:
         lo, hi = col.bounds
-        x = np.clip(pd.to_numeric(values, errors="coerce").to_numpy(dtype=float), lo, hi)
+        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        missing = np.isnan(x)  # text coerced to NaN is missing, never the top bin
+        x = np.clip(np.where(missing, lo, x), lo, hi)
         inner = domain.edges[1:-1]
         codes = np.searchsorted(inner, x, side="right").astype(np.int64)
     codes[missing] = domain.missing_code if col.nullable else OUTSIDE
@@ -96,25 +98,59 @@ def encode(df: pd.DataFrame, schema: Schema, columns: list[str], bins: int) -> t
     return codes, domains
 
 
-def restore_dtypes(values: dict[str, np.ndarray], template: pd.DataFrame, n: int) -> pd.DataFrame:
-    """Assemble a frame with ``template``'s column order and, where possible, dtypes.
+def schema_dtype(col: ColumnSchema):
+    """The pandas dtype of ``col``'s synthetic values, from the schema alone (never the data).
 
-    Columns absent from ``values`` (excluded ones) are released without
-    their data: whole-number columns get fresh row numbers 1..n, others are
-    left missing.
+    Whole-number numeric columns get the nullable ``Int64`` (68, not 68.0, with
+    room for missing values); other numeric columns ``float64``; categorical
+    columns the type of their declared categories (nullable integer or boolean,
+    text, float), ``object`` when they mix types; excluded columns ``object``.
+    """
+    if col.kind == "numeric":
+        return "Int64" if col.integer else "float64"
+    if col.kind != "categorical":
+        return "object"
+    cats = list(col.categories)
+    if all(isinstance(c, (bool, np.bool_)) for c in cats):
+        return "boolean"
+    if all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in cats):
+        return "Int64"
+    if all(isinstance(c, str) for c in cats):
+        return "str"
+    if all(isinstance(c, (float, np.floating)) for c in cats):
+        return "float64"
+    return "object"
+
+
+def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
+    """``values`` in :func:`schema_dtype`; values that do not fit (only kept or non-DP
+    columns can hold them) are left as they are."""
+    s = pd.Series(values).reset_index(drop=True)
+    if col.kind == "excluded":
+        return s
+    dtype = schema_dtype(col)
+    try:
+        if col.kind == "numeric":
+            x = pd.to_numeric(s, errors="coerce").astype(float)
+            return x.round().astype("Int64") if col.integer else x
+        return s.astype(dtype)
+    except (TypeError, ValueError):
+        return s
+
+
+def assemble_frame(values: dict[str, np.ndarray], schema: Schema, columns, n: int) -> pd.DataFrame:
+    """The synthetic frame: ``columns`` in order, each column's dtype from ``schema`` alone.
+
+    Nothing of the confidential frame but its column names (public: they are
+    the schema's) reaches the output's form. Columns absent from ``values``
+    (excluded ones) are released all missing: their content and dtype depend
+    on the schema only.
     """
     out = {}
-    for c in template.columns:
-        dtype = template[c].dtype
+    for c in columns:
+        col = schema[c] if c in schema.columns else ColumnSchema(str(c), "excluded")
         if c in values:
-            col = pd.Series(values[c])
-        elif pd.api.types.is_integer_dtype(dtype):
-            col = pd.Series(np.arange(1, n + 1))
+            out[c] = in_schema_dtype(values[c], col)
         else:
-            col = pd.Series(np.full(n, np.nan, dtype=object))
-        try:
-            col = col.astype(dtype)
-        except (TypeError, ValueError):
-            pass  # e.g. missing values drawn for a whole-number column: keep floats
-        out[c] = col.reset_index(drop=True)
-    return pd.DataFrame(out, columns=template.columns)
+            out[c] = pd.Series(np.full(n, None, dtype=object), dtype=object)
+    return pd.DataFrame(out, columns=list(columns))

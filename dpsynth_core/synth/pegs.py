@@ -315,6 +315,9 @@ class PegsReset(Synthesizer):
     defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES,
                 "block": constraints.PEGS_BLOCK, "ranking": "public"}
 
+    def units(self, n, *, block, **params):
+        return -(-n // block)  # ε is spent once per block
+
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
 

@@ -51,7 +51,7 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     assert ledger["n_rows"] == len(out) and ledger["epsilon_total"] == 2.0
     assert ledger["is_dp"] is False and "data-derived" in ledger["dp_label"]
     # m = 2 implicates: one zip with a CSV per implicate and the ledger, ε split between them.
-    page.get_by_label("Implicates (m datasets, ε/m each)").fill("2")
+    page.get_by_label("Implicates (m datasets: m·n records, ε/m each)").fill("2")
     page.keyboard.press("Enter")
     wait_idle(page)
     with page.expect_download() as dl:
