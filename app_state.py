@@ -9,6 +9,7 @@ Streamlit hashes only a sample of the rows of a large frame.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import runpy
@@ -41,6 +42,8 @@ class SynthConfig:
     epsilon: float = core.constraints.EPSILON_DEFAULT
     delta: float = 0.0
     seed: int = 2026
+    #: exploration with ``seed`` (reproducible, not DP); False: fresh randomness, never stored
+    fixed_seed: bool = True
     n: int | None = None
     columns: tuple[str, ...] | None = None  # None: all modelled columns
     holdout: float = 0.0  # share of rows kept away from the synthesizer, for holdout-based risk
@@ -124,6 +127,8 @@ def write_link() -> None:
     ds, cfg = dataset(), config()
     token = core.share.dataset_token(ds.source, ds.name, ds.fingerprint)
     params = core.share.config_params(cfg.__dict__, dataset=token)
+    if not seeded():
+        params.pop("seed", None)  # a run drawn from fresh randomness has no seed to name
     if {k: st.query_params[k] for k in st.query_params} != params:
         st.query_params.from_dict(params)
 
@@ -167,24 +172,49 @@ def set_config(**changes) -> None:
     st.session_state["synth_config"] = SynthConfig(**{**cfg.__dict__, **changes})
 
 
-def split_seed() -> int:
-    """Seed of the holdout split: fixed per dataset, so ε and seed can move without reshuffling."""
-    return int(dataset().fingerprint[:8], 16)
+def seeded() -> bool:
+    """Whether syntheses run with the settings' seed: exploration with a fixed seed, never in release mode."""
+    return st.session_state.get("mode") != "release" and config().fixed_seed
+
+
+def run_seed() -> int | None:
+    """The seed a synthesis at the current settings runs with; None: fresh entropy, never stored."""
+    return config().seed if seeded() else None
+
+
+def holdout_mask(share: float | None = None) -> "np.ndarray | None":
+    """Which rows are held out, drawn once per dataset and share with fresh randomness (one coin
+    per record) and kept in the session, so every page sees the same split. The mask itself is
+    kept, never a seed: nothing derived from the data chooses it."""
+    share = config().holdout if share is None else share
+    if share <= 0:
+        return None
+    masks = st.session_state.setdefault("holdout_masks", {})
+    key = (dataset().fingerprint, share)
+    if key not in masks:
+        masks[key] = core.rumap.holdout_mask(len(dataset().df), share)
+    return masks[key]
+
+
+def mask_key(share: float | None = None) -> str:
+    """A cache key for the session's split (its digest; the mask never leaves the server)."""
+    mask = holdout_mask(share)
+    return "none" if mask is None else hashlib.sha256(mask.tobytes()).hexdigest()
 
 
 def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """(rows the synthesizer sees, held-out rows or None)."""
-    return core.rumap.split_holdout(dataset().df, config().holdout, seed=split_seed())
+    return core.rumap.split_holdout(dataset().df, config().holdout, mask=holdout_mask())
 
 
 @st.cache_data(show_spinner="Synthesizing…", max_entries=64)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: str, epsilon: float,
-               delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float,
-               implicates: int, params: tuple) -> core.Synthesis:
+               delta: float, seed: int | None, n: int | None, columns: tuple | None, holdout: float,
+               mask_key: str, implicates: int, params: tuple) -> core.Synthesis:
     schema = core.Schema.from_dict(json.loads(schema_json))
     return core.synthesize(_df, method, epsilon=epsilon, delta=delta, schema=schema, n=n, seed=seed,
                            columns=list(columns) if columns is not None else None, implicates=implicates,
-                           **dict(params))
+                           holdout_share=holdout or None, **dict(params))
 
 
 def current_synthesis() -> core.Synthesis:
@@ -192,8 +222,8 @@ def current_synthesis() -> core.Synthesis:
     ds, cfg = dataset(), config()
     train, _ = split()
     result = _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg.method,
-                        cfg.epsilon, cfg.delta, cfg.seed, cfg.n, cfg.columns, cfg.holdout, cfg.implicates,
-                        cfg.params)
+                        cfg.epsilon, cfg.delta, run_seed(), cfg.n, cfg.columns, cfg.holdout, mask_key(),
+                        cfg.implicates, cfg.params)
     log_run(result.ledger, purpose="exploration", key=synth_key())
     return result
 
@@ -209,7 +239,7 @@ def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
     ss.setdefault("session_log", []).append({
         "fingerprint": dataset().fingerprint, "dataset": dataset().name, "purpose": purpose,
         "method": ledger["method"], "epsilon_total": ledger["epsilon_total"], "is_dp": ledger["is_dp"],
-        "seed": ledger["seed"], "rows": ledger["n_rows"],
+        "seed": ledger.get("seed"), "rows": ledger["n_rows"],
     })
     show_spending()
 
@@ -219,7 +249,7 @@ def show_settings() -> None:
     slot = st.session_state.get("settings_slot")
     if slot is not None:
         cfg = config()
-        seed = "fresh seed" if st.session_state["mode"] == "release" else f"seed {cfg.seed}"
+        seed = f"seed {cfg.seed} (not DP)" if seeded() else "fresh randomness"
         slot.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · {seed}")
 
 
@@ -258,12 +288,16 @@ def synthesis_or_stop() -> core.Synthesis:
 
 
 def show_statement(ledger: dict, statement: str | None = None) -> None:
-    """The plain-words privacy statement: green only when the run is DP."""
-    text = statement or ledger["statement"]
-    if ledger["is_dp"]:
-        st.success(plain(text))
+    """The plain-words privacy statement, its tone graded by the core: green only for a DP run
+    with a small total ε, a warning when not DP or ε is large."""
+    text = plain(statement or ledger["statement"])
+    tone = core.statement_tone(ledger)
+    if tone == "success":
+        st.success(text)
+    elif tone == "info":
+        st.info(text)
     else:
-        st.warning(plain(text), icon="⚠️")
+        st.warning(text, icon="⚠️")
 
 
 def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
@@ -274,8 +308,9 @@ def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
         a, b, c = st.columns(3)
         a.metric("ε total", f"{ledger['epsilon_total']:g}",
                  help=None if ledger["epsilon_per_record"] is None else
-                 f"ε = {ledger['epsilon_per_record']:g} per synthetic record × {ledger['n_rows']:,} records "
-                 "(sequential composition), plus the row count if it was not declared.")
+                 f"ε = {ledger['epsilon_per_record']:.4g} per {ledger.get('record_unit') or 'synthetic record'} "
+                 f"for {ledger['n_rows']:,} records (sequential composition), plus the row count if it was "
+                 "not declared.")
         b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
         c.metric("δ", f"{ledger['delta']:g}")
     if ledger["steps"]:
@@ -304,7 +339,7 @@ def run_release() -> None:
     train, _ = split()
     result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema, n=cfg.n,
                              seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
-                             implicates=cfg.implicates, **dict(cfg.params))
+                             implicates=cfg.implicates, holdout_share=cfg.holdout or None, **dict(cfg.params))
     log_run(result.ledger, purpose="release")
     log = st.session_state["session_log"]
     stem = core.release.file_stem(ds.name, result.ledger) + "-release"
@@ -370,13 +405,17 @@ def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, s
     progress bar's updates and replay them into a page that has no such bar.
     Keyed by content like every cache here (``key`` holds the data's hash).
     """
-    full = json.dumps([key, methods, epsilons, reps, seed, metrics, holdout, split_seed()], default=str)
+    # The session's split of its own dataset (a public look-alike gets a fresh one), so a chosen
+    # point rebuilds on the same rows.
+    mask = holdout_mask(holdout) if df is dataset().df else None
+    full = json.dumps([key, methods, epsilons, reps, seed, metrics, holdout,
+                       mask_key(holdout) if mask is not None else "fresh"], default=str)
     with _SWEEPS_LOCK:
         if full in _SWEEPS:
             _SWEEPS.move_to_end(full)
             return _SWEEPS[full]
     table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema, progress=progress,
-                        metrics=list(metrics) if metrics else None, holdout=holdout, holdout_seed=split_seed())
+                        metrics=list(metrics) if metrics else None, holdout=holdout, holdout_mask=mask)
     with _SWEEPS_LOCK:
         _SWEEPS[full] = table
         while len(_SWEEPS) > 16:

@@ -2,8 +2,14 @@
 
 One point per (synthesizer, ε, replicate): a synthesis scored by utility
 and disclosure-risk measures, plus two reference points: the original data
-released as is, and the bootstrap. Each point records the integer seed it
-used, so the app can rebuild exactly that synthesis when a point is chosen.
+released as is, and the bootstrap. ε is the total ε of each synthesis for
+every method (per-record methods spend it over their records), so the points
+of all methods sit on one ε axis.
+
+The map is exploration, not a release: each point records the integer seed it
+used, so the app can rebuild exactly that synthesis when a point is chosen,
+and a seeded synthesis is not DP (its ledger says so). Every point reads the
+confidential data; a steward who picks ε from the map tunes on that data.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from .scoring import SCORERS, register_scorer
 from .risk import exact_copy_share, gower_dcr, membership_inference
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
+from .synth.base import dp_but_for_seed
 from .utility import ks_statistic, propensity_metrics
 
 def _propensity(real, synth, *, seed, shared, **_):
@@ -86,7 +93,7 @@ def ru_map(
     references: bool = True,
     metrics: Sequence[str] | None = None,
     holdout: float = 0.0,
-    holdout_seed: int | None = None,
+    holdout_mask: np.ndarray | None = None,
     progress: Callable[[float, str], None] | None = None,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
@@ -99,7 +106,8 @@ def ru_map(
         Names in :data:`SYNTHESIZERS`. Non-DP methods ignore ε and get one
         point per replicate, with ``epsilon`` NaN.
     epsilons : sequence of float
-        ε grid for the DP methods.
+        Grid of total ε for the DP methods (per-record methods included: each
+        point's synthesis spends that total, shared over its records).
     reps : int, default 1
         Replicates per (method, ε), each with its own seed.
     seed : int, optional
@@ -111,20 +119,22 @@ def ru_map(
     metrics : sequence of str, optional
         Names in :data:`SCORERS`; default the utility and risk defaults.
     holdout : float, default 0
-        Share of rows held out before synthesis (by the base seed); the
-        synthesizers see the rest, and holdout-based measures (membership
-        inference) compare the two. 0 holds nothing out.
-    holdout_seed : int, optional
-        Seed of the holdout split (default: the base seed); pass the app's
-        split seed so a chosen point rebuilds exactly.
+        Share of rows held out before synthesis, each record independently
+        with fresh secret randomness (:func:`holdout_mask`); the synthesizers
+        see the rest, and holdout-based measures (membership inference)
+        compare the two. 0 holds nothing out.
+    holdout_mask : numpy.ndarray of bool, optional
+        Which rows are held out (from :func:`holdout_mask`); pass the app's
+        session mask so a chosen point rebuilds on the same rows.
     progress : callable, optional
         Called as ``progress(fraction_done, message)`` after each point.
 
     Returns
     -------
     pandas.DataFrame
-        One row per point: ``method``, ``label``, ``is_dp`` (of the run, as
-        its ledger says), ``epsilon``, ``rep``, ``seed``, ``reference`` and
+        One row per point: ``method``, ``label``, ``is_dp`` (DP if released
+        with fresh randomness: the ledger's label but for the point's seed),
+        ``epsilon`` (total ε), ``rep``, ``seed``, ``reference`` and
         one column per measure.
     """
     unknown = [m for m in methods if m not in SYNTHESIZERS]
@@ -139,7 +149,7 @@ def ru_map(
     if unknown:
         raise ValueError(f"unknown measures {unknown}; choose from {sorted(SCORERS)}")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
-    train, held = split_holdout(df, holdout, seed=base if holdout_seed is None else holdout_seed)
+    train, held = split_holdout(df, holdout, mask=holdout_mask)
     jobs: list[tuple[str, float, int]] = []
     for m in dict.fromkeys(methods):
         grid = [float(e) for e in epsilons] if SYNTHESIZERS[m].is_dp else [math.nan]
@@ -155,7 +165,7 @@ def ru_map(
     for i, (m, eps, rep) in enumerate(jobs):
         s = point_seed(base, m, eps, rep)
         result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s)
-        rows.append({"method": m, "label": SYNTHESIZERS[m].label, "is_dp": result.ledger["is_dp"],
+        rows.append({"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
                      "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap",
                      **score(train, result.data, schema=result.schema, seed=s, holdout=held,
                              metrics=metrics)})
@@ -164,15 +174,38 @@ def ru_map(
     return pd.DataFrame(rows)
 
 
-def split_holdout(df: pd.DataFrame, share: float, *, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """Rows for the synthesizer and rows held out (None when ``share`` is 0), by a seeded permutation."""
+def holdout_mask(n: int, share: float, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Which of ``n`` records are held out: each independently with probability ``share``.
+
+    The randomness is fresh operating-system entropy (``rng`` is for tests), never
+    a seed derived from the data or stored anywhere: adding one record changes
+    only that record's membership, and the split itself reveals nothing about
+    the data. Keep the mask (not a seed) to reuse the split.
+    """
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"holdout must be a share in [0, 1), got {share!r}")
+    rng = np.random.default_rng() if rng is None else rng
+    return rng.random(n) < share
+
+
+def split_holdout(df: pd.DataFrame, share: float, *, mask: np.ndarray | None = None,
+                  rng: np.random.Generator | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Rows for the synthesizer and rows held out (None when ``share`` is 0).
+
+    ``mask`` (True: held out) comes from :func:`holdout_mask`; without it one is
+    drawn here with fresh randomness (``rng`` for tests).
+    """
     if share <= 0:
         return df, None
-    order = np.random.default_rng(seed).permutation(len(df))
-    k = int(round(share * len(df)))
-    if not 0 < k < len(df):
-        raise ValueError(f"a holdout share of {share:g} leaves no rows on one side of {len(df)}")
-    return df.iloc[np.sort(order[k:])].reset_index(drop=True), df.iloc[np.sort(order[:k])].reset_index(drop=True)
+    if mask is None:
+        mask = holdout_mask(len(df), share, rng)
+    mask = np.asarray(mask, dtype=bool)
+    if len(mask) != len(df):
+        raise ValueError(f"the holdout mask has {len(mask)} entries for {len(df)} rows")
+    if mask.all() or not mask.any():
+        raise ValueError(f"a holdout share of {share:g} left no rows on one side of {len(df)}; "
+                         "choose a share nearer one half or use more rows")
+    return df[~mask].reset_index(drop=True), df[mask].reset_index(drop=True)
 
 
 def metric_options(kind: str) -> list[str]:

@@ -15,6 +15,12 @@ st.markdown(
     "with ±1 sd bars. Lines follow each method through the ε grid; stars mark the original data and the "
     "bootstrap; the dashed line is the Pareto frontier. Click a point to load that synthesis everywhere."
 )
+st.caption(
+    "The map is exploration, not a release: each point is a synthesis with its own fixed seed, reproducible "
+    "and therefore not DP as run; 'DP' on the map means the method would be DP released with fresh "
+    "randomness. ε is the total ε of each synthesis for every method (PeGS and PMI spend it over their "
+    "records). Choosing ε from a sweep of the confidential data tunes on that data."
+)
 
 source = st.radio("Sweep on", ["the confidential data", "a public look-alike file"], horizontal=True,
                   key="ru_source", help="Every synthesis of the confidential data in a sweep is a use of it that "
@@ -94,15 +100,15 @@ if points and "customdata" in points[0]:
     method, eps, seed = points[0]["customdata"]
     if method != "original":
         eps = None if float(eps) < 0 else float(eps)
-        chosen = dict(method=method, seed=int(seed), n=None, columns=None, holdout=swept_holdout,
+        chosen = dict(method=method, seed=int(seed), fixed_seed=True, n=None, columns=None, holdout=swept_holdout,
                       **({"epsilon": eps} if eps is not None else {}))
         if any(getattr(cfg, k) != v for k, v in chosen.items()):
             app_state.set_config(**chosen)
             st.rerun()  # so the sidebar, drawn before this page, shows the loaded synthesis
         shown = "" if eps is None else f" at ε = {eps:g}"
         where = " (it runs on the confidential data)" if swept_public else ""
-        st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}){where}: "
-                   "open Synthesize, Compare or Risk to inspect it.")
+        st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}: exploration, not DP)"
+                   f"{where}: open Synthesize, Compare or Risk to inspect it.")
 
 st.subheader("The steward's question")
 dp_methods = [m for m in dict.fromkeys(table["method"]) if m in core.SYNTHESIZERS and core.SYNTHESIZERS[m].is_dp]

@@ -41,16 +41,28 @@ def controls(ds, cfg) -> None:
         is_dp_method = chosen.is_dp
         options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
             else dict(getattr(chosen, "defaults", {}))
-        unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
-        st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
+        st.select_slider("Total privacy budget ε of the release (log scale)", options=C.EPSILON_STEPS,
                          value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
                          on_change=_on_slider, disabled=not is_dp_method)
-        st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
+        st.number_input("Total ε, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
                         value=start("eps_input", cfg.epsilon), key="eps_input", format="%.4g",
                         on_change=_on_input, disabled=not is_dp_method)
+        if chosen.per_record and cfg.method == ss["method"]:
+            # the option widgets (drawn below) may hold a value newer than the settings
+            current = {k: ss.get(f"opt_{ss['method']}_{k}", v) for k, v in options.items()}
+            per_record_caption(chosen, current, cfg, ds)
     with right:
-        st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
-                        on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
+        if ss["mode"] == "release":
+            st.caption("Release mode: the release runs with fresh randomness; no seed is kept or shown.")
+        else:
+            st.checkbox("Fixed seed: reproducible exploration, not DP", value=start("fixed_seed", cfg.fixed_seed),
+                        key="fixed_seed", on_change=lambda: app_state.set_config(fixed_seed=bool(ss["fixed_seed"])),
+                        help="With a fixed seed the output is a fixed function of the data and the seed, so the run "
+                             "is labelled not DP. Untick for fresh randomness that is never stored: the run is "
+                             "then labelled DP if everything else allows.")
+            st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed),
+                            key="seed", disabled=not ss["fixed_seed"],
+                            on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
         st.checkbox("Declare the number of synthetic rows", value=start("n_declared", cfg.n is not None),
                     key="n_declared",
                     on_change=lambda: app_state.set_config(n=int(ss["n_rows"]) if ss["n_declared"] else None),
@@ -96,6 +108,17 @@ def controls(ds, cfg) -> None:
             params = tuple(sorted(chosen_params.items()))
             if params != app_state.config().params:
                 app_state.set_config(params=params)
+
+
+def per_record_caption(chosen, options, cfg, ds) -> None:
+    """The per-record (per-block) ε a per-record method gets from the total, beside the slider."""
+    n = cfg.n or len(ds.df)
+    count = 0.0 if cfg.n else cfg.epsilon * C.ROW_COUNT_EPSILON_SHARE
+    each = core.synth.base.epsilon_each(chosen, cfg.epsilon, n, count_epsilon=count, implicates=cfg.implicates,
+                                        **options)
+    about = "" if cfg.n else "about "
+    st.caption(f"{chosen.label} spends it as {about}ε = {each:.3g} per {chosen.record_unit.format(**options)} "
+               f"({n:,} records{'' if cfg.n else ', before the noisy count'}).")
 
 
 def release_run() -> None:

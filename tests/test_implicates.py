@@ -8,7 +8,7 @@ import pandas.testing as pdt
 import pytest
 
 import dpsynth_core as core
-from dpsynth_core.rumap import split_holdout
+from dpsynth_core.rumap import holdout_mask, split_holdout
 from dpsynth_core.synth.base import SYNTHESIZERS, Step, Synthesizer
 
 
@@ -97,17 +97,40 @@ def test_refusal_comes_before_any_work(toy, penguins, monkeypatch):
 
 def test_split_holdout_partitions_rows():
     df = pd.DataFrame({"x": np.arange(100)})
-    train, held = split_holdout(df, 0.2, seed=3)
-    assert len(held) == 20 and len(train) == 80
+    mask = holdout_mask(100, 0.2, np.random.default_rng(3))
+    train, held = split_holdout(df, 0.2, mask=mask)
+    assert list(held.x) == list(np.flatnonzero(mask)) and list(train.x) == list(np.flatnonzero(~mask))
     assert sorted(np.concatenate([train.x, held.x])) == list(range(100))
-    again, _ = split_holdout(df, 0.2, seed=3)
-    pdt.assert_frame_equal(train, again)
-    assert split_holdout(df, 0.0, seed=3) == (df, None)
+    assert split_holdout(df, 0.0) == (df, None)
+    with pytest.raises(ValueError, match="no rows on one side"):
+        split_holdout(df, 0.2, mask=np.zeros(100, bool))
+
+
+def test_holdout_is_an_independent_coin_per_record_not_a_function_of_the_data():
+    # Issue 15: the split was a permutation seeded by the data's hash, so one added record moved
+    # thousands of records between train and holdout. Now each record has its own Bernoulli(share)
+    # coin from fresh randomness: with the same coins, D′ = D + one record keeps every membership of D.
+    n = 10_000
+    d = pd.DataFrame({"x": np.arange(n)})
+    d2 = pd.concat([d, pd.DataFrame({"x": [-1]})], ignore_index=True)
+    m = holdout_mask(len(d), 0.2, np.random.default_rng(11))
+    m2 = holdout_mask(len(d2), 0.2, np.random.default_rng(11))
+    assert (m2[:n] == m).all()  # only the added record's own membership is new
+    _, held = split_holdout(d, 0.2, mask=m)
+    _, held2 = split_holdout(d2, 0.2, mask=m2)
+    assert len(set(held.x) ^ set(held2.x)) <= 1
+    # The mask depends on n and the coins only, never on the values.
+    assert (holdout_mask(n, 0.2, np.random.default_rng(11)) == m).all()
+    # Binomial(10,000, 0.2) held out: sd 40, so 4 sd = 160 rows of slack.
+    assert abs(m.sum() - 2000) < 160
+    # Without an rng the coins are fresh: two draws differ (P(equal) = 0.8^n + ... ≈ 0).
+    assert (holdout_mask(n, 0.2) != holdout_mask(n, 0.2)).any()
 
 
 def test_sweep_with_holdout_reports_membership_inference(penguins):
     df, schema = penguins
     t = core.ru_map(df, ["independent"], [1.0], seed=2, schema=schema, holdout=0.25,
+                    holdout_mask=holdout_mask(len(df), 0.25, np.random.default_rng(2)),
                     metrics=["mia_auc", "exact_copy_share"])
     boot = t[t.method == "bootstrap"].iloc[0]
     ind = t[t.method == "independent"].iloc[0]

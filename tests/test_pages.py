@@ -1,6 +1,7 @@
 """Page tests with Streamlit's AppTest: each page runs, reads the core, and reacts to widgets."""
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -64,13 +65,34 @@ def test_bad_upload_shows_one_sentence_and_keeps_previous_dataset(at, payload):
 
 def test_changing_epsilon_changes_ledger(at):
     at.switch_page("pages/synthesize.py").run()
+    at.checkbox(key="fixed_seed").uncheck().run()  # fresh randomness: the run can be DP (issue 15)
     at.number_input(key="eps_input").set_value(4.0).run()
     _no_errors(at)
     assert at.session_state["synth_config"].epsilon == 4.0
     assert at.session_state["eps_slider"] == pytest.approx(3.98)  # nearest step of the log slider
-    statements = [s.value.replace("\\", "") for s in at.success]  # drop Markdown escapes
+    # 1 < ε ≤ 10: a DP run shown as information, not as a green success (statement_tone).
+    statements = [s.value.replace("\\", "") for s in at.info]  # drop Markdown escapes
     # e^4 = 54.598...: the ledger states the probability-ratio bound for the new ε.
     assert any("ε = 4" in s and "e^ε = 54.60" in s for s in statements), statements
+    assert not at.success
+
+
+def test_statement_tone_follows_seed_and_epsilon(at):
+    # Issue 15: a seeded run is exploration, not DP; a DP run with ε above 10 is never a green success.
+    at.switch_page("pages/synthesize.py").run()
+    assert at.session_state["synth_config"].fixed_seed is True  # exploration keeps a seed by default
+    assert any("reproducible exploration, not DP" in w.value.replace("\\", "") for w in at.warning)
+    assert not at.success
+    at.checkbox(key="fixed_seed").uncheck().run()
+    at.number_input(key="eps_input").set_value(20.0).run()
+    _no_errors(at)
+    assert not at.success
+    text = [w.value.replace("\\", "") for w in at.warning]
+    assert any(f"e^ε = {math.exp(20):,.0f}: the guarantee is very weak" in t for t in text), text
+    at.number_input(key="eps_input").set_value(0.5).run()
+    assert any(f"e^ε = {math.exp(0.5):,.2f}" in s.value.replace("\\", "") for s in at.success)
+    # The seed is nowhere in the link of a fresh-randomness run.
+    assert "seed" not in at.query_params
 
 
 def test_synthesize_widgets_default_to_the_session_values(at):
@@ -188,13 +210,14 @@ def test_method_options_reach_the_synthesis(at):
     at.switch_page("pages/synthesize.py").run()
     at.selectbox(key="method").set_value("pegs_rs").run()
     _no_errors(at)
-    # The per-record unit follows the method: a block of B records for block PeGS.
-    assert at.select_slider(key="eps_slider").label == "Privacy budget ε per block of 10 synthetic records (log scale)"
+    # The slider is the release's total ε for every method (issue 15); the per-record unit follows the
+    # method in the caption beside it: a block of B records for block PeGS.
+    assert at.select_slider(key="eps_slider").label == "Total privacy budget ε of the release (log scale)"
+    assert any("per block of 10 synthetic records" in c.value for c in at.caption)
     at.number_input(key="opt_pegs_rs_block").set_value(5).run()
     _no_errors(at)
     assert at.session_state["synth_config"].params == (("block", 5),)
-    statements = " ".join(s.value.replace("\\\\", "") for s in at.success)
-    assert "per block of 5 synthetic records" in statements
+    assert any("per block of 5 synthetic records" in c.value for c in at.caption)
     at.selectbox(key="opt_pegs_rs_ranking").set_value("data").run()
     assert any("mutual information on the data" in w.value.replace("\\\\", "") for w in at.warning)
 

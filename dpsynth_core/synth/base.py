@@ -296,11 +296,8 @@ def synthesize(
     n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
     eps_each = None
     if synth.is_dp:
-        # ε is the total: the count's share comes off first, each implicate gets 1/m of the rest,
-        # and a per-record method divides its share over the records (blocks) it draws.
-        eps_each = (epsilon - sum(s.epsilon for s in count_steps)) / implicates
-        if synth.per_record:
-            eps_each /= synth.units(n, **params)
+        eps_each = epsilon_each(synth, epsilon, n, count_epsilon=sum(s.epsilon for s in count_steps),
+                                implicates=implicates, **params)
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
@@ -319,6 +316,20 @@ def synthesize(
                           targets=targets, kept=kept, seed=seed, params=params, eps_each=eps_each,
                           holdout_share=holdout_share)
     return Synthesis(data=frames[0], method=method, ledger=ledger, schema=schema, implicates=tuple(frames))
+
+
+def epsilon_each(synth: Synthesizer, epsilon: float, n: int, *, count_epsilon: float = 0.0,
+                 implicates: int = 1, **params) -> float:
+    """The ε one implicate's release gets from the total ``epsilon``; per record (block) for per-record methods.
+
+    The noisy row count's ``count_epsilon`` comes off first, each implicate gets 1/m of the rest, and
+    a per-record method divides its share over the records (blocks) it draws.
+
+    >>> epsilon_each(SYNTHESIZERS["pegs"], 10.0, 100, count_epsilon=0.5)
+    0.095
+    """
+    each = (epsilon - count_epsilon) / implicates
+    return each / synth.units(n, **params) if synth.per_record else each
 
 
 def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: float | None,
@@ -346,6 +357,12 @@ def _missing_epsilon(method: str):
 
 SEEDED_REASON = ("a fixed seed was given: reproducible exploration, not DP (the output is a fixed function of "
                  "the data and the seed; the mechanism itself is ε-DP only with fresh, secret randomness)")
+
+
+def dp_but_for_seed(ledger: dict) -> bool:
+    """True when the run's only reason not to be DP is its fixed seed: released with fresh
+    randomness, the same settings would be DP (how the R-U map, which is exploration, labels points)."""
+    return ledger["is_dp"] or ledger["not_dp_reasons"] == [SEEDED_REASON]
 
 
 def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, implicates, row_count_source,
