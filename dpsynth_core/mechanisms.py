@@ -26,11 +26,73 @@ def geometric_alpha(epsilon: float, sensitivity: float = 1.0) -> float:
     return math.exp(-check_epsilon(epsilon) / sensitivity)
 
 
-def geometric_noise(size, epsilon: float, rng: np.random.Generator, *, sensitivity: float = 1.0) -> np.ndarray:
-    """Two-sided geometric noise, P(k) ∝ exp(−ε|k|/Δ₁), k ∈ ℤ.
+#: Largest −log p of one factor in :func:`bernoulli_exp`: p ≥ e^−20 ≈ 2e−9 is far above a uniform's 2^−53 step.
+_PIECE = 20.0
 
-    The difference of two independent geometric variables with success
-    probability 1 − exp(−ε/Δ₁) has exactly this law.
+
+def bernoulli_exp(t, rng: np.random.Generator, size=None) -> np.ndarray:
+    """Coins that come up True with probability exp(−t), exactly even when exp(−t) underflows.
+
+    exp(−t) is the product of k = ⌈t/20⌉ factors exp(−t/k) ≥ e^−20, so the coin is
+    the AND of k independent coins each drawn from one uniform: every factor is
+    far above the uniform's resolution (2^−53), and no positive probability is
+    rounded to zero. The loop stops as soon as every coin has failed (after one
+    factor, almost always).
+
+    Parameters
+    ----------
+    t : float or array of float
+        −log of each coin's probability, ≥ 0 (``inf`` gives False).
+    rng : numpy.random.Generator
+    size : int or tuple, optional
+        Shape of the result when ``t`` is a scalar.
+    """
+    t = np.asarray(t, dtype=float)
+    if size is not None:
+        t = np.broadcast_to(t, size)
+    t = t.ravel()
+    if np.any(t < 0) or np.any(np.isnan(t)):
+        raise ValueError("bernoulli_exp needs t ≥ 0")
+    finite = np.isfinite(t)
+    k = np.where(finite, np.maximum(1, np.ceil(t / _PIECE)), 1).astype(np.int64)
+    step = np.exp(-np.where(finite, t, 0.0) / k)
+    alive = finite.copy()
+    piece = 0
+    while True:
+        active = np.flatnonzero(alive & (k > piece))
+        if not len(active):
+            break
+        alive[active] = rng.random(len(active)) < step[active]
+        piece += 1
+    return alive.reshape(np.shape(t) if size is None else size)
+
+
+def exponential_exact(size, rng: np.random.Generator) -> np.ndarray:
+    """Standard exponential variates with an untruncated tail.
+
+    E = 20·K + R with K ~ Geometric(P(K ≥ j) = e^−20j) drawn by :func:`bernoulli_exp`
+    and R ~ Exp(1) truncated to [0, 20) by inversion: the same law as Exp(1), but,
+    unlike a variate made from one 53-bit uniform (at most ≈ 44), any size occurs
+    with its true probability.
+    """
+    n = int(np.prod(size))
+    r = -np.log1p(rng.random(n) * math.expm1(-_PIECE))
+    k = np.zeros(n, dtype=np.int64)
+    alive = bernoulli_exp(_PIECE, rng, size=n)
+    while alive.any():
+        idx = np.flatnonzero(alive)
+        k[idx] += 1
+        alive[idx] = bernoulli_exp(_PIECE, rng, size=len(idx))
+    return (_PIECE * k + r).reshape(size)
+
+
+def geometric_noise(size, epsilon: float, rng: np.random.Generator, *, sensitivity: float = 1.0) -> np.ndarray:
+    """Two-sided geometric noise, P(k) ∝ exp(−ε|k|/Δ₁), k ∈ ℤ, exact at every ε.
+
+    The difference of two independent geometric variables G = ⌊E/(ε/Δ₁)⌋ with E
+    exponential (P(G ≥ j) = e^(−jε/Δ₁)) has exactly this law. E comes from
+    :func:`exponential_exact`, so even where 1 − exp(−ε/Δ₁) rounds to 1 (ε/Δ₁ > 37)
+    a non-zero k keeps its true, tiny probability instead of none.
 
     Parameters
     ----------
@@ -42,10 +104,84 @@ def geometric_noise(size, epsilon: float, rng: np.random.Generator, *, sensitivi
     sensitivity : float, default 1
         L1 sensitivity of the integer query.
     """
-    p = 1.0 - geometric_alpha(epsilon, sensitivity)
-    if p >= 1.0:  # ε/Δ so large that exp(−ε/Δ) underflows: no noise is the exact law
-        return np.zeros(size, dtype=np.int64)
-    return rng.geometric(p, size) - rng.geometric(p, size)
+    lam = check_epsilon(epsilon) / sensitivity
+    if lam < 1e-9:
+        raise ValueError(f"ε/Δ = {lam:g} is too small for integer noise; use a larger ε or a smaller sensitivity")
+    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    g1 = np.floor(exponential_exact(size, rng) / lam)
+    g2 = np.floor(exponential_exact(size, rng) / lam)
+    return (g1 - g2).astype(np.int64)
+
+
+def log_perturbation_alpha(x: float) -> float:
+    """log α for α = 1/(e^x − 1), the pseudo-count that makes a perturbed conditional x-DP.
+
+    Computed as −x − log(1 − e^−x), finite for every x > 0, where α itself underflows
+    to 0 beyond x ≈ 745.
+
+    >>> round(math.exp(log_perturbation_alpha(math.log(2))), 12)
+    1.0
+    """
+    return -x - math.log(-math.expm1(-x))
+
+
+def perturbed_plan(totals: np.ndarray, categories: int, log_alpha: float, rng: np.random.Generator,
+                   uniform: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The randomness of :func:`perturbed_draw` for rows whose weights sum to ``totals``.
+
+    Returns (rows drawn uniformly, their uniform category, the position u in [0, W)
+    that picks the category of the other rows in :func:`perturbed_pick`). Drawn for
+    all rows at once, so picking in chunks of rows gives the same result.
+    """
+    n = len(totals)
+    log_mass = math.log(categories) + log_alpha  # log(Cα)
+    with np.errstate(divide="ignore"):
+        t = np.logaddexp(np.log(totals.astype(float)), log_mass) - log_mass  # −log P(α part) ≥ 0
+    use_uniform = bernoulli_exp(np.maximum(t, 0.0), rng)
+    if uniform is not None:
+        use_uniform |= uniform
+    cats = rng.integers(0, categories, n)
+    u = np.zeros(n, dtype=totals.dtype)
+    counted = ~use_uniform
+    if np.issubdtype(totals.dtype, np.integer):
+        u[counted] = rng.integers(0, totals[counted])  # exact: P(j) = w_j / W for counts
+    else:
+        u[counted] = rng.random(int(counted.sum())) * totals[counted]
+    return use_uniform, cats, u
+
+
+def perturbed_pick(weights: np.ndarray, use_uniform: np.ndarray, cats: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Categories from a :func:`perturbed_plan`: the uniform one, or the one whose cumulative weight passes u."""
+    out = cats.copy()
+    idx = np.flatnonzero(~use_uniform)
+    if len(idx):
+        cum = np.cumsum(weights[idx], axis=1)
+        out[idx] = np.minimum((cum <= u[idx, None]).sum(axis=1), weights.shape[1] - 1)
+    return out
+
+
+def perturbed_draw(weights: np.ndarray, log_alpha: float, rng: np.random.Generator,
+                   uniform: np.ndarray | None = None) -> np.ndarray:
+    """One category per row from (w_j + α)/(W + Cα), with no category's probability rounded to zero.
+
+    The law is a mixture: with probability Cα/(W + Cα) a uniform category (the
+    α part), else one drawn ∝ the row's weights w (W their sum). The mixing coin
+    is drawn in log space (:func:`bernoulli_exp`), so a rare category keeps its
+    tiny probability at any ε, where adding α to the weights would round it
+    away. Integer weights (counts) are drawn exactly by an integer uniform.
+
+    Parameters
+    ----------
+    weights : array (rows, C)
+        Non-negative weights per row (counts, or probabilities summing to 1).
+    log_alpha : float
+        log α (:func:`log_perturbation_alpha`).
+    rng : numpy.random.Generator
+    uniform : array of bool, optional
+        Rows drawn uniformly whatever their weights.
+    """
+    plan = perturbed_plan(weights.sum(axis=1), weights.shape[1], log_alpha, rng, uniform)
+    return perturbed_pick(weights, *plan)
 
 
 def geometric_variance(epsilon: float, sensitivity: float = 1.0) -> float:

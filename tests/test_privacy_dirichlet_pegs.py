@@ -48,7 +48,10 @@ def test_audit_runs_the_public_path(method, params):
     synth = SYNTHESIZERS[method]
     df = pd.DataFrame({"a": ["a0", "a1", "a2", "a0"] * 5, "b": ["b0", "b1", "b1", "b2"] * 5})
     result = synthesize(df, method, epsilon=1.0, schema=SCHEMA, n=50, seed=77, **params)
-    values, _ = synth.release(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=1.0, n=50,
+    # ε = 1 is the release's total (issue 15); per-record methods' release() takes the per-record share.
+    each = result.ledger["epsilon_per_record"] if synth.per_record else 1.0
+    assert each == pytest.approx(1.0 / (50 if method == "pegs" else 17 if method == "pegs_rs" else 1))
+    values, _ = synth.release(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=each, n=50,
                               rng=np.random.default_rng(77), **params)
     for c in COLUMNS:
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])

@@ -17,6 +17,7 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
+from dpsynth_core.synth.base import dp_but_for_seed
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
@@ -63,9 +64,11 @@ def _pmi_events(df_or_measured, release_epsilon: float, seed: int, n: int = RECO
 
 def test_pmi_audit_runs_the_public_path():
     pmi = SYNTHESIZERS["pmi"]
-    result = synthesize(D_PRIME, "pmi", epsilon=PMI_EPSILON, schema=AB_SCHEMA, n=500, seed=21, C=1e4)
-    assert result.ledger["is_dp"] and result.ledger["epsilon_per_record"] == PMI_EPSILON
-    values, _ = pmi.release(pmi.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **PMI_PARAMS), epsilon=PMI_EPSILON,
+    # ε is the release's total (issue 15): 500 records at PMI_EPSILON each.
+    result = synthesize(D_PRIME, "pmi", epsilon=500 * PMI_EPSILON, schema=AB_SCHEMA, n=500, seed=21, C=1e4)
+    each = result.ledger["epsilon_per_record"]
+    assert dp_but_for_seed(result.ledger) and each == pytest.approx(PMI_EPSILON, rel=1e-12)
+    values, _ = pmi.release(pmi.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **PMI_PARAMS), epsilon=each,
                             n=500, rng=np.random.default_rng(21), **PMI_PARAMS)
     for c in ("a", "b"):
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
@@ -126,7 +129,7 @@ def _chain_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -> np
 def test_dp_seqreg_audit_runs_the_public_path():
     seq = SYNTHESIZERS["dp_seqreg"]
     result = synthesize(D_PRIME, "dp_seqreg", epsilon=SEQ_EPSILON, schema=AB_SCHEMA, n=N_SYNTH, seed=77)
-    assert result.ledger["is_dp"] and result.ledger["epsilon_total"] == pytest.approx(SEQ_EPSILON)
+    assert dp_but_for_seed(result.ledger) and result.ledger["epsilon_total"] == pytest.approx(SEQ_EPSILON)
     values, _ = seq.release(seq.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **SEQ_PARAMS), epsilon=SEQ_EPSILON,
                             n=N_SYNTH, rng=np.random.default_rng(77), **SEQ_PARAMS)
     for c in ("a", "b"):

@@ -78,6 +78,8 @@ class Synthesizer:
     #: what one per-record ε buys, formatted with the method's params
     #: (block PeGS: "block of {block} synthetic records")
     record_unit: ClassVar[str] = "synthetic record"
+    #: a limit of the guarantee a DP method's ledger states (e.g. floating-point noise)
+    caveat: ClassVar[str] = ""
 
     def units(self, n: int, **params) -> int:
         """How many times a per-record method spends its per-record ε for ``n`` synthetic rows."""
@@ -429,6 +431,7 @@ def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, impli
         "delta_requested": float(delta),
         "exp_epsilon": float(math.exp(total)) if total is not None and total < 700 else None,
         "neighbouring": NEIGHBOURING,
+        "caveats": [synth.caveat] if synth.is_dp and synth.caveat else [],
         "composition": composition,
         "steps": [s.to_dict() for s in steps],
         "public": {
@@ -489,6 +492,8 @@ def privacy_statement(ledger: dict) -> str:
             f"by at most a factor e^ε = {ratio_text}. {strength_words(eps, ratio_text)}")
     if ledger["delta"] > 0:
         text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
+    for caveat in ledger.get("caveats", []):
+        text += f" Caveat: {caveat}"
     return text
 
 

@@ -93,6 +93,8 @@ class Dirichlet(Synthesizer):
 
     name = "dirichlet"
     label = "Dirichlet–multinomial (full table)"
+    caveat = ("the Dirichlet draw uses floating-point gamma variates: a cell whose probability falls below "
+              "about 1e-308 gets none, so ε-DP holds up to that rounding.")
     is_dp = True
     description = ("Samples the whole contingency table (every column's categories and bins crossed) "
                    "from a Dirichlet posterior with a prior of n_s/(e^ε − 1) pseudo-records in every cell. "

@@ -228,6 +228,9 @@ class DPSequentialRegression(Synthesizer):
 
     name = "dp_seqreg"
     label = "DP sequential regression"
+    caveat = ("the Laplace noise on the moment matrices Z′Z is drawn in floating point; its low-order bits can "
+              "leak the exact statistic (Mironov 2012), so ε-DP holds for exact arithmetic only (no snapping "
+              "mechanism here; counts use integer geometric noise).")
     is_dp = True
     description = ("Each column drawn from a model of it given the columns before it (linear regression "
                    "or noisy conditional counts), fitted on noisy sufficient statistics. Keeps main "

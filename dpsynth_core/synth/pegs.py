@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
+from ..mechanisms import log_perturbation_alpha, perturbed_pick, perturbed_plan
 from .base import Step, Synthesizer, register
 from .dirichlet import check_bins
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
@@ -141,7 +142,7 @@ class Conditional:
 
     def counts_for(self, key: np.ndarray) -> np.ndarray:
         """Rows of counts for each key (zeros for keys the data never showed)."""
-        out = np.zeros((len(key), self.counts.shape[1]))
+        out = np.zeros((len(key), self.counts.shape[1]), dtype=np.int64)
         if len(self.keys):
             pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
             seen = self.keys[pos] == key
@@ -192,37 +193,24 @@ def measure_pegs(df, schema, columns, *, bins: int, top: int, ranking: str) -> P
     return PegsModel(list(columns), domains, mi, tuple(conditionals), len(codes))
 
 
-def draw_categories(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One category per row, with probability ∝ that row's non-negative weights.
-
-    A row of zeros (only when α underflows at huge ε and the key never
-    occurred) is drawn uniformly: the limit of (n_hj + α)/(N_h + Cα) as α → 0.
-    """
-    empty = ~(weights.sum(axis=1) > 0)
-    if empty.any():
-        weights = weights.copy()
-        weights[empty] = 1.0
-    cum = np.cumsum(weights, axis=1)
-    u = rng.random(len(weights)) * cum[:, -1]
-    return np.minimum((cum <= u[:, None]).sum(axis=1), weights.shape[1] - 1)
-
-
-def sample_conditional(cond: Conditional, key: np.ndarray, alpha: float, rng: np.random.Generator,
+def sample_conditional(cond: Conditional, key: np.ndarray, log_alpha: float, rng: np.random.Generator,
                        uniform: np.ndarray | None = None) -> np.ndarray:
     """x_i for each row from (n_hj + α)/(N_h + C_i α) at its key (uniform where ``uniform``).
 
-    Rows go in chunks so that at most ``_CHUNK_CELLS`` weights are held at
-    once; the uniforms are drawn in row order either way, so chunking does not
-    change the result.
+    Drawn as the mixture of :func:`~dpsynth_core.mechanisms.perturbed_draw` from log α,
+    so no category gets probability zero at any ε. Rows go in chunks so that at
+    most ``_CHUNK_CELLS`` counts are held at once; the randomness is drawn for
+    all rows first, so chunking does not change the result.
     """
-    out = np.empty(len(key), dtype=np.int64)
     step = max(1, _CHUNK_CELLS // cond.counts.shape[1])
-    for start in range(0, len(key), step):
-        rows = slice(start, start + step)
-        weights = cond.counts_for(key[rows]) + alpha
-        if uniform is not None:
-            weights[uniform[rows]] = 1.0
-        out[rows] = draw_categories(weights, rng)
+    chunks = [slice(start, start + step) for start in range(0, len(key), step)]
+    totals = np.empty(len(key), dtype=np.int64)
+    for rows in chunks:
+        totals[rows] = cond.counts_for(key[rows]).sum(axis=1)
+    use_uniform, cats, u = perturbed_plan(totals, cond.counts.shape[1], log_alpha, rng, uniform)
+    out = np.empty(len(key), dtype=np.int64)
+    for rows in chunks:
+        out[rows] = perturbed_pick(cond.counts_for(key[rows]), use_uniform[rows], cats[rows], u[rows])
     return out
 
 
@@ -287,10 +275,10 @@ class Pegs(Synthesizer):
 
     def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public"):
         m = len(measured.columns)
-        alpha = pegs_alpha(epsilon, m)
+        alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         codes = np.column_stack([rng.integers(0, s, n) for s in measured.sizes])  # public seed pool
         for cond in measured.conditionals:
-            codes[:, cond.target] = sample_conditional(cond, cond.key_of(codes), alpha, rng)
+            codes[:, cond.target] = sample_conditional(cond, cond.key_of(codes), log_alpha, rng)
         steps = [Step("perturbed conditional (PeGS)", f"{measured.columns[c.target]} given its key",
                       epsilon / m, repeats=n,
                       detail=(f"(n_hj + α)/(N_h + C·α), α = 1/(e^(ε/M) − 1) = {alpha:.6g}, M = {m}; one use per "
@@ -330,7 +318,7 @@ class PegsReset(Synthesizer):
 
     def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public"):
         m = len(measured.columns)
-        alpha = pegs_alpha(epsilon, m)
+        alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         blocks = -(-n // block)
         codes = np.column_stack([rng.integers(0, s, blocks) for s in measured.sizes])  # one seed per block
         used = [np.empty((blocks, block), dtype=np.int64) for _ in range(m)]  # keys each block has used
@@ -340,7 +328,7 @@ class PegsReset(Synthesizer):
                 key = cond.key_of(codes)
                 reset = (used[i][:, :sweep] == key[:, None]).any(axis=1)  # used before in this block
                 used[i][:, sweep] = key
-                codes[:, cond.target] = sample_conditional(cond, key, alpha, rng, uniform=reset)
+                codes[:, cond.target] = sample_conditional(cond, key, log_alpha, rng, uniform=reset)
             records[:, sweep] = codes
         # Blocks are drawn whole; rows past n (last block) are dropped, which costs nothing.
         codes = records.reshape(blocks * block, m)[:n]

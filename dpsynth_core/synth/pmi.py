@@ -42,6 +42,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
+from ..mechanisms import log_perturbation_alpha, perturbed_draw
 from .base import Step, Synthesizer, register
 from .encoding import decode_column, encode
 from .regression_design import check_options
@@ -124,13 +125,6 @@ def conditional_probabilities(cond: _Conditional, codes: np.ndarray, sizes) -> n
     return p / p.sum(axis=1, keepdims=True)
 
 
-def draw_codes(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One code per row from its probability vector (inverse CDF, vectorised)."""
-    cdf = np.cumsum(probs, axis=1)
-    u = rng.random(len(probs)) * cdf[:, -1]
-    return np.minimum((cdf <= u[:, None]).sum(axis=1), probs.shape[1] - 1)
-
-
 @register
 class PMI(Synthesizer):
     """Perturbed multiple imputation: ε-DP per synthetic record.
@@ -188,11 +182,12 @@ class PMI(Synthesizer):
         columns, domains, conditionals = measured
         sizes = [d.size for d in domains]
         m = len(columns)
-        alpha = pmi_alpha(epsilon, m)
+        alpha, log_alpha = pmi_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         # Seed records: uniform over the public domain, never a real record.
         x = np.column_stack([rng.integers(0, s, size=n) for s in sizes])
         for i, cond in enumerate(conditionals):
-            x[:, i] = draw_codes(perturb(conditional_probabilities(cond, x, sizes), alpha), rng)
+            # (g + α)/(1 + Cα), drawn as a mixture in log space: no code's probability rounds to zero
+            x[:, i] = perturbed_draw(conditional_probabilities(cond, x, sizes), log_alpha, rng)
         values = {c: decode_column(x[:, j], d, rng) for j, (c, d) in enumerate(zip(columns, domains))}
         bound = f"e^(ε/M) = {math.exp(epsilon / m):.4g}" if epsilon / m < 700 else "e^(ε/M)"
         steps = [Step("perturbed conditional draw (PMI)", f"{c} given the other {m - 1} columns ({d.size} codes)",
