@@ -1,0 +1,267 @@
+"""The path a user takes, end to end (issue 15): what leaves synthesize() and to_csv_bytes depends on
+the declared schema and fresh randomness only, never on the confidential data's form, a stored seed
+or a hash of the data; and the numerical edges keep every positive probability positive.
+
+D and D′ below differ by one added record that changes the confidential frame's dtypes the way real
+files do (a missing value and a 40.5 in a whole-number column turn int64 into float64), or by an
+undeclared column. Statistical checks fix their seed and state their tolerance.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import dpsynth_core.mechanisms as mech
+from dpsynth_core import release, to_csv_bytes
+from dpsynth_core.rumap import ru_map
+from dpsynth_core.schema import Schema
+from dpsynth_core.synth import SYNTHESIZERS, statement_tone, synthesize
+from dpsynth_core.synth.base import SEEDED_REASON
+from dpsynth_core.synth.encoding import column_domain, encode_column
+
+DP_METHODS = sorted(m for m, s in SYNTHESIZERS.items() if s.is_dp)
+SCHEMA = Schema.from_dict({
+    "age": {"kind": "numeric", "bounds": [0, 100], "integer": True, "nullable": True},
+    "income": {"kind": "numeric", "bounds": [0, 1000]},
+    "sex": {"kind": "categorical", "categories": ["f", "m"]},
+    "year": {"kind": "categorical", "categories": [2007, 2008]},
+})
+
+
+def _d() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 60
+    return pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.uniform(0, 1000, n).round(2),
+                         "sex": rng.choice(["f", "m"], n), "year": rng.choice([2007, 2008], n)})
+
+
+D = _d()
+# One added record with a missing age, another world's record with age 40.5: both make age float64.
+D_MISSING = pd.concat([D, pd.DataFrame({"age": [np.nan], "income": [10.0], "sex": ["f"], "year": [2007]})],
+                      ignore_index=True)
+D_FRACTION = pd.concat([D, pd.DataFrame({"age": [40.5], "income": [10.0], "sex": ["f"], "year": [2007]})],
+                       ignore_index=True)
+PARAMS = {"dirichlet": {"bins": 3}}
+INTEGER_FIELD = re.compile(r"^-?\d+$")
+
+
+def _form(csv: bytes) -> tuple:
+    """What a reader sees of a CSV file's form: its header and, per column, how every value is written."""
+    table = pd.read_csv(io.BytesIO(csv), dtype=str, keep_default_na=False)
+    kinds = {}
+    for c in table.columns:
+        filled = [v for v in table[c] if v != ""]
+        kinds[c] = ("whole" if all(INTEGER_FIELD.match(v) for v in filled)
+                    else "decimal" if all(re.match(r"^-?\d+(\.\d+)?$", v) for v in filled) else "text")
+    return csv.split(b"\n", 1)[0], kinds
+
+
+@pytest.mark.parametrize("method", DP_METHODS)
+def test_output_form_is_the_schemas_whatever_the_added_record(method):
+    # Issue 15 point 1: restore_dtypes copied the confidential dtypes, so D′'s file wrote 68.0 where
+    # D's wrote 68 and could be told apart with certainty whatever ε.
+    forms, dtypes = [], []
+    for df in (D, D_MISSING, D_FRACTION):
+        assert df["age"].dtype == ("int64" if df is D else "float64")  # the data's form does differ
+        out = synthesize(df, method, epsilon=1.0, schema=SCHEMA, n=40, **PARAMS.get(method, {})).data
+        dtypes.append({c: str(t) for c, t in out.dtypes.items()})
+        forms.append(_form(to_csv_bytes(out, SCHEMA)))
+    assert dtypes[0] == dtypes[1] == dtypes[2] == {"age": "Int64", "income": "float64", "sex": "str",
+                                                   "year": "Int64"}
+    assert forms[0] == forms[1] == forms[2]
+    header, kinds = forms[0]
+    assert header == b"age,income,sex,year" and kinds["age"] == "whole" and kinds["year"] == "whole"
+
+
+def test_to_csv_bytes_writes_whole_number_columns_without_decimals_from_the_schema():
+    frame = pd.DataFrame({"age": [68.0, np.nan, 3.0], "income": [1.5, 2.0, np.nan], "sex": ["f", None, "m"],
+                          "year": [2007.0, 2008.0, 2007.0]})
+    assert to_csv_bytes(frame, SCHEMA) == b"age,income,sex,year\n68,1.5,f,2007\n,2.0,,2008\n3,,m,2007\n"
+    assert to_csv_bytes(frame) == frame.to_csv(index=False, lineterminator="\n").encode()  # unchanged without
+
+
+def test_an_undeclared_column_makes_the_run_not_dp_whatever_its_content():
+    base = synthesize(D, "independent", epsilon=1.0, schema=SCHEMA, n=40).ledger
+    assert base["is_dp"] and base["not_dp_reasons"] == []
+    # An id-like column is inferred excluded: not modelled, yet its kind was read off the data.
+    led = synthesize(D.assign(note=np.arange(len(D))), "independent", epsilon=1.0, schema=SCHEMA, n=40).ledger
+    assert not led["is_dp"] and led["dp_label"].startswith("not DP (")
+    assert any(r.startswith("no declared schema entry for note") for r in led["not_dp_reasons"])
+    # A constant text column is inferred categorical and modelled with its data-derived category.
+    led = synthesize(D.assign(note="x"), "independent", epsilon=1.0, schema=SCHEMA, n=40).ledger
+    assert not led["is_dp"] and led["not_dp_reasons"] == ["data-derived bounds or categories for note"]
+    # Declared as excluded, the same column is public and the run is DP; its output is all missing.
+    declared = Schema.from_dict({**SCHEMA.to_dict(), "note": {"kind": "excluded"}})
+    result = synthesize(D.assign(note=np.arange(len(D))), "independent", epsilon=1.0, schema=declared, n=40)
+    assert result.ledger["is_dp"] and result.data["note"].isna().all() and str(result.data["note"].dtype) == "object"
+
+
+def test_text_coerced_to_nan_in_a_numeric_column_is_missing_not_the_top_bin():
+    domain = column_domain(SCHEMA["age"], 10)  # nullable: the missing code is the last one
+    codes = encode_column(pd.Series(["abc", 95, None], dtype=object), domain)
+    assert list(codes) == [domain.missing_code, 9, domain.missing_code]
+    strict = column_domain(SCHEMA["income"], 10)  # not nullable: a missing value is outside the domain
+    assert list(encode_column(pd.Series(["abc", 999.0], dtype=object), strict)) == [-1, 9]
+
+
+# --- seeds ---------------------------------------------------------------------------------------
+
+def _seed_values(obj, path=""):
+    """Every (path, value) in the ledger whose key mentions a seed."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if "seed" in str(k).lower():
+                yield f"{path}/{k}", v
+            yield from _seed_values(v, f"{path}/{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _seed_values(v, f"{path}/{i}")
+
+
+@pytest.mark.parametrize("method", DP_METHODS)
+def test_seeded_runs_are_exploration_and_fresh_runs_carry_no_seed(method):
+    params = PARAMS.get(method, {})
+    seeded = synthesize(D, method, epsilon=1.0, schema=SCHEMA, n=40, seed=7, **params).ledger
+    assert seeded["is_dp"] is False and seeded["not_dp_reasons"] == [SEEDED_REASON]
+    assert "reproducible exploration, not DP" in seeded["dp_label"] and seeded["seed"] == 7
+    assert statement_tone(seeded) == "warning"
+    fresh = synthesize(D, method, epsilon=1.0, schema=SCHEMA, n=40, **params).ledger
+    assert fresh["is_dp"] is True
+    assert all(v is None for _, v in _seed_values(fresh)), list(_seed_values(fresh))
+    assert "seed" not in release.file_stem("d", fresh) and "seed" not in fresh["statement"]
+    # Fresh entropy each time: two runs give different data (P(equal) is negligible for 40 rows).
+    a = synthesize(D, method, epsilon=1.0, schema=SCHEMA, n=40, **params).data
+    b = synthesize(D, method, epsilon=1.0, schema=SCHEMA, n=40, **params).data
+    assert not a.equals(b)
+
+
+# --- one meaning of ε ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method, units", [("pegs", 40), ("pmi", 40), ("pegs_rs", 4)])
+def test_per_record_methods_spend_the_total_epsilon(method, units):
+    params = {"block": 10} if method == "pegs_rs" else {}
+    led = synthesize(D, method, epsilon=2.0, schema=SCHEMA, n=40, **params).ledger
+    assert led["epsilon_total"] == pytest.approx(2.0, rel=1e-12) and led["epsilon_requested"] == 2.0
+    assert led["epsilon_per_record"] == pytest.approx(2.0 / units, rel=1e-12)
+    assert led["exp_epsilon"] == pytest.approx(math.exp(2.0))
+
+
+def test_the_map_plots_total_epsilon_for_every_method():
+    table = ru_map(D, ["pegs", "independent"], [0.5, 2.0], seed=3, schema=SCHEMA, references=False,
+                   metrics=["ks_mean"])
+    for row in table.itertuples():
+        led = synthesize(D, row.method, epsilon=row.epsilon, schema=SCHEMA, seed=int(row.seed)).ledger
+        assert led["epsilon_total"] == pytest.approx(row.epsilon, rel=1e-12)
+        assert row.is_dp  # DP if released with fresh randomness; the map's own points are seeded
+
+
+def test_statement_grades_its_tone_and_says_what_e_to_the_epsilon_means():
+    tones = {}
+    for eps in (0.5, 5.0, 10.5, 20.0):
+        led = synthesize(D, "independent", epsilon=eps, schema=SCHEMA, n=40).ledger
+        tones[eps] = statement_tone(led)
+        if eps > 10:
+            assert f"e^ε = {math.exp(eps):,.0f}: the guarantee is very weak" in led["statement"]
+    assert tones == {0.5: "success", 5.0: "info", 10.5: "warning", 20.0: "warning"}
+    assert statement_tone({"is_dp": False, "epsilon_total": None}) == "warning"
+
+
+def test_implicates_wording_says_m_times_n_records_at_epsilon_over_m():
+    led = synthesize(D, "independent", epsilon=1.0, schema=SCHEMA, n=40, implicates=3).ledger
+    assert "3·40 = 120 records released, each implicate of 40 records at ε/3" in led["composition"]
+
+
+# --- numerical edges ----------------------------------------------------------------------------
+
+class _Scripted:
+    """A Generator whose random() returns scripted values first (then defers to a real one)."""
+
+    def __init__(self, values, seed=0):
+        self.values, self.real = list(values), np.random.default_rng(seed)
+
+    def random(self, size=None):
+        n = 1 if size is None else int(np.prod(size))
+        out = np.array([self.values.pop(0) if self.values else self.real.random() for _ in range(n)])
+        return out if size is not None else float(out[0])
+
+    def integers(self, *a, **k):
+        return self.real.integers(*a, **k)
+
+
+def test_geometric_noise_is_not_zero_where_one_minus_exp_rounds_to_one():
+    # ε/Δ = 40: 1 − e^−40 == 1.0 in floating point, and the old sampler returned 0 with certainty.
+    assert 1.0 - math.exp(-40.0) == 1.0
+    # E = 20·K + R: uniforms 0, 0 make K ≥ 2 (two e^−20 coins pass), 0.5 stops it; R = −log(1 − ½(1 − e^−20)).
+    rng = _Scripted([0.5, 0.0, 0.0, 0.5, 0.5, 0.5])
+    r = -math.log1p(0.5 * math.expm1(-20.0))
+    assert math.floor((40 + r) / 40) == 1
+    assert mech.geometric_noise(1, 40.0, rng).tolist() == [1]
+
+
+def test_bernoulli_exp_has_the_law_exp_minus_t_across_pieces(monkeypatch):
+    # With factors of at most e^−0.5, t = 3 takes 6 coins: the AND must still come up with P = e^−3.
+    monkeypatch.setattr(mech, "_PIECE", 0.5)
+    n = 200_000
+    hits = mech.bernoulli_exp(3.0, np.random.default_rng(1), size=n).sum()
+    se = math.sqrt(math.exp(-3) * (1 - math.exp(-3)) / n)
+    assert abs(hits / n - math.exp(-3)) < 5 * se  # 5 binomial standard errors
+    assert not mech.bernoulli_exp(math.inf, np.random.default_rng(1), size=3).any()
+    assert mech.bernoulli_exp(0.0, np.random.default_rng(1), size=3).all()
+
+
+def test_exponential_exact_is_exp_one_with_an_untruncated_tail(monkeypatch):
+    monkeypatch.setattr(mech, "_PIECE", 0.5)  # chunks of 0.5: K carries most of the mass
+    e = mech.exponential_exact(100_000, np.random.default_rng(2))
+    # KS against Exp(1): the 0.001 critical value is 1.95/√n.
+    assert stats.kstest(e, "expon").statistic < 1.95 / math.sqrt(len(e))
+    # Beyond 44 (the most a 53-bit uniform gives): with pieces the sampler reaches it.
+    rng = _Scripted([0.5] + [0.0] * 100 + [0.9])
+    assert mech.exponential_exact(1, rng)[0] >= 44
+
+
+def test_perturbed_draw_keeps_rare_categories_at_huge_epsilon():
+    # Weights 1000 and 0 with α = e^−1000 (ε' = 1000): α + 1000 == 1000 in floating point, so the
+    # old sampler never drew category 1; the mixture reaches it through the α part (here forced by
+    # zero uniforms on every factor of the coin), with probability e^−1000·2/1000 > 0 in law.
+    log_alpha = mech.log_perturbation_alpha(1000.0)
+    assert math.exp(log_alpha) == 0.0 and log_alpha == pytest.approx(-1000.0)
+    use_uniform, _, _ = mech.perturbed_plan(np.array([1000]), 2, log_alpha, _Scripted([0.0] * 100))
+    assert use_uniform.tolist() == [True]
+    use_uniform, _, _ = mech.perturbed_plan(np.array([1000]), 2, log_alpha, _Scripted([0.5]))
+    assert use_uniform.tolist() == [False]
+
+
+@pytest.mark.parametrize("integer", [True, False])
+def test_perturbed_draw_has_the_law_of_the_perturbed_conditional(integer):
+    # (n_j + α)/(N + Cα) with counts (6, 3, 1, 0) and α = 1/(e^0.5 − 1) = 1.5415 (C = 4, N = 10).
+    counts = np.array([6, 3, 1, 0])
+    weights = counts if integer else counts / 10.0  # PMI passes probabilities: (g + α)/(1 + Cα)
+    alpha = 1 / math.expm1(0.5)
+    total = weights.sum()
+    expected = (weights + alpha) / (total + 4 * alpha)
+    n = 100_000
+    draws = mech.perturbed_draw(np.tile(weights, (n, 1)), mech.log_perturbation_alpha(0.5),
+                                np.random.default_rng(3))
+    observed = np.bincount(draws, minlength=4)
+    chi2 = np.sum((observed - n * expected) ** 2 / (n * expected))
+    assert chi2 < stats.chi2.ppf(0.999, 3)  # Pearson's χ² below its 0.999 quantile
+
+
+def test_pegs_runs_at_an_epsilon_where_alpha_underflows():
+    led = synthesize(D, "pegs", epsilon=1e9, schema=SCHEMA, n=20).ledger  # ε/M per conditional ≫ 745
+    assert led["is_dp"] and led["epsilon_total"] == pytest.approx(1e9, rel=1e-12)
+    json.dumps(led)
+
+
+def test_dp_seqreg_states_its_floating_point_caveat():
+    led = synthesize(D, "dp_seqreg", epsilon=1.0, schema=SCHEMA, n=40).ledger
+    assert any("floating point" in c and "Mironov" in c for c in led["caveats"])
+    assert "Caveat: the Laplace noise on the moment matrices" in led["statement"]
