@@ -430,7 +430,8 @@ def log_sweep(table: pd.DataFrame) -> None:
         eps = None if row.epsilon != row.epsilon else float(row.epsilon)
         key = json.dumps([base, "sweep", row.method, eps, int(row.seed)])
         is_dp_method = core.SYNTHESIZERS[row.method].is_dp
-        log_run({"method": row.method, "epsilon_total": eps if is_dp_method else None, "is_dp": bool(row.is_dp),
+        # ε is the point's total for every method; a sweep point is seeded exploration, so not DP as run.
+        log_run({"method": row.method, "epsilon_total": eps if is_dp_method else None, "is_dp": False,
                  "seed": int(row.seed), "n_rows": None}, purpose="R-U sweep", key=key)
 
 

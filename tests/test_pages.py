@@ -77,6 +77,18 @@ def test_changing_epsilon_changes_ledger(at):
     assert not at.success
 
 
+def test_session_ledger_logs_the_total_epsilon_of_a_per_record_method(at):
+    # Issue 15: the session ledger logged "pegs 0.1" for a synthesis whose own ledger said ε ≈ 2,200.
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="method").set_value("pegs").run()
+    at.number_input(key="eps_input").set_value(2.0).run()
+    _no_errors(at)
+    entry = at.session_state["session_log"][-1]
+    assert (entry["method"], entry["epsilon_total"]) == ("pegs", pytest.approx(2.0, rel=1e-12))
+    # Beside the slider: about (2 − 0.1)/344 per record before the noisy count (344 penguins).
+    assert any(f"ε = {1.9 / 344:.3g} per synthetic record" in c.value for c in at.caption)
+
+
 def test_statement_tone_follows_seed_and_epsilon(at):
     # Issue 15: a seeded run is exploration, not DP; a DP run with ε above 10 is never a green success.
     at.switch_page("pages/synthesize.py").run()
@@ -167,6 +179,7 @@ def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     sweep_log = [e for e in at.session_state["session_log"] if e["purpose"] == "R-U sweep"]
     assert sorted((e["method"], e["epsilon_total"]) for e in sweep_log) == [
         ("bootstrap", None), ("cart", None), ("independent", 0.5), ("independent", 5.0)]
+    assert not any(e["is_dp"] for e in sweep_log)  # seeded exploration (issue 15)
     # The steward's question, answered by the core from this sweep.
     at.number_input(key="ru_q_threshold_pmse_ratio").set_value(1e6).run()
     expected = core.rumap.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "exact_copy_share")
