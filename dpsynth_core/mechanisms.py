@@ -26,7 +26,8 @@ def geometric_alpha(epsilon: float, sensitivity: float = 1.0) -> float:
     return math.exp(-check_epsilon(epsilon) / sensitivity)
 
 
-#: Largest −log p of one factor in :func:`bernoulli_exp`: p ≥ e^−20 ≈ 2e−9 is far above a uniform's 2^−53 step.
+#: Largest −log p of one factor in :func:`bernoulli_exp`: p ≥ e^−20 ≈ 2e−9 is far above a
+#: uniform's 2^−53 step.
 _PIECE = 20.0
 
 

@@ -71,7 +71,8 @@ def controls(ds, cfg) -> None:
         st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
                         value=start("n_rows", cfg.n or len(ds.df)), key="n_rows", disabled=not ss["n_declared"],
                         on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
-        st.number_input("Implicates (m datasets: m·n records, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES, step=1,
+        st.number_input("Implicates (m datasets: m·n records, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES,
+                        step=1,
                         value=start("implicates", cfg.implicates), key="implicates",
                         on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
         st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used,
@@ -153,7 +154,7 @@ def exploration(ds) -> None:
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)
     if len(result.implicates) == 1:
-        app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0]),
+        app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0], r.schema),
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
         app_state.download(f"Download {len(result.implicates)} implicates (zip)",

@@ -199,7 +199,8 @@ class _Scripted:
 def test_geometric_noise_is_not_zero_where_one_minus_exp_rounds_to_one():
     # ε/Δ = 40: 1 − e^−40 == 1.0 in floating point, and the old sampler returned 0 with certainty.
     assert 1.0 - math.exp(-40.0) == 1.0
-    # E = 20·K + R: uniforms 0, 0 make K ≥ 2 (two e^−20 coins pass), 0.5 stops it; R = −log(1 − ½(1 − e^−20)).
+    # E = 20·K + R: uniforms 0, 0 make K ≥ 2 (two e^−20 coins pass), 0.5 stops it;
+    # R = −log(1 − ½(1 − e^−20)) from the first uniform, 0.5.
     rng = _Scripted([0.5, 0.0, 0.0, 0.5, 0.5, 0.5])
     r = -math.log1p(0.5 * math.expm1(-20.0))
     assert math.floor((40 + r) / 40) == 1
