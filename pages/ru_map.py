@@ -41,7 +41,7 @@ else:
 
 methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")
-grid_text = st.text_input("ε grid (comma-separated; log-spaced by default)",
+grid_text = st.text_input("Total ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
 a, b, c, d = st.columns(4)
 reps = a.number_input("Replicates", min_value=1, max_value=20, value=1, key="ru_reps")
