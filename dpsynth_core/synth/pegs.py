@@ -22,6 +22,8 @@ public domain (never a real record) and is one sweep i = 1..M, each x_i drawn
 from its perturbed conditional given the current others. A record uses each
 feature's table once: ε per record, and n_s records cost n_s·ε by sequential
 composition. Records are independent, so all n_s are swept together.
+``synthesize(epsilon=...)`` takes the release's total: each record (block)
+gets the total's share / n_s (number of blocks), the ε of ``release``.
 
 ``pegs_rs`` (block PeGS with reset): one seed gives a block of B records by B
 successive sweeps; once a conditional (a feature and a key) has been used it
@@ -257,8 +259,8 @@ class Pegs(Synthesizer):
     per_record = True
     description = ("Each record is one Gibbs sweep from a random seed: every column drawn from its "
                    "conditional given the exact values of its most informative columns (plus a 1-bit hash "
-                   "of the rest), with α = 1/(e^(ε/M) − 1) added to every count. ε is spent per record, so "
-                   "n records cost n·ε. The key columns are the nearest in the declared column order "
+                   "of the rest), with α = 1/(e^(ε/M) − 1) added to every count. ε is the release's total, shared "
+                   "over the records: each of n records gets ε/n. The key columns are the nearest in the declared column order "
                    "(public); ranking='data' picks them by mutual information as the paper does, which "
                    "reads the data without noise, so such a run is labelled not DP.")
     defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES, "ranking": "public"}
@@ -297,8 +299,8 @@ class PegsReset(Synthesizer):
     per_record = True
     record_unit = "block of {block} synthetic records"
     description = ("PeGS that draws a block of B records from one seed by repeated sweeps; a conditional, "
-                   "once used, is reset to uniform for the rest of the block, so a block costs ε "
-                   "(ε/B per record). Large blocks lose utility. Key columns as in PeGS: public column order "
+                   "once used, is reset to uniform for the rest of the block, so a block costs its share "
+                   "of the total ε (the total divided by the number of blocks). Large blocks lose utility. Key columns as in PeGS: public column order "
                    "by default; ranking='data' (mutual information, as in the paper) makes a run not DP.")
     defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES,
                 "block": constraints.PEGS_BLOCK, "ranking": "public"}

@@ -132,7 +132,8 @@ class PMI(Synthesizer):
     Parameters (keywords of :func:`~dpsynth_core.synth.synthesize`)
     ----------------------------------------------------------------
     epsilon : float
-        Budget of one synthetic record, > 0; n_s records cost n_s·ε.
+        Total budget of the release, > 0; each of the n_s records gets its share
+        (ε/n_s, after the noisy row count if n is not declared).
     bins : int, default 20
         Equal-width bins per numeric column over its declared bounds. Must be ≥ 1.
     fit_rows : int, default 10,000
@@ -154,7 +155,8 @@ class PMI(Synthesizer):
     per_record = True
     description = ("Each record starts from a random seed and is swept once, every column drawn from a "
                    "logistic model of it given the others, with probabilities pulled toward uniform. "
-                   "ε is spent per synthetic record (Park & Ghosh).")
+                   "ε is the release's total, shared over the records: each of n records gets ε/n "
+                   "(Park & Ghosh's per-record ε).")
     defaults = {"bins": constraints.DEFAULT_BINS, "fit_rows": DEFAULT_FIT_ROWS,
                 "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C}
 
