@@ -266,3 +266,13 @@ def test_dp_seqreg_states_its_floating_point_caveat():
     led = synthesize(D, "dp_seqreg", epsilon=1.0, schema=SCHEMA, n=40).ledger
     assert any("floating point" in c and "Mironov" in c for c in led["caveats"])
     assert "Caveat: the Laplace noise on the moment matrices" in led["statement"]
+
+
+def test_the_ledger_says_a_holdout_was_taken_and_its_share():
+    from dpsynth_core.rumap import holdout_mask, split_holdout
+
+    train, _ = split_holdout(D, 0.25, mask=holdout_mask(len(D), 0.25, np.random.default_rng(4)))
+    led = synthesize(train, "independent", epsilon=1.0, schema=SCHEMA, n=40, holdout_share=0.25).ledger
+    assert led["holdout"]["taken"] is True and led["holdout"]["share"] == 0.25
+    assert "fresh secret randomness" in led["holdout"]["how"]
+    assert synthesize(D, "independent", epsilon=1.0, schema=SCHEMA, n=40).ledger["holdout"] == {"taken": False}
