@@ -104,9 +104,9 @@ def _read_link() -> None:
     if token.startswith("bundled:") and token[8:] in core.BUNDLED:
         set_bundled(token[8:])
         apply_config(settings)
-    elif token.startswith("sha:"):
-        # The data never travels in a link: wait for the user to upload the same file.
-        st.session_state["pending_link"] = (token[4:], settings)
+    elif token.startswith("upload:"):
+        # The data never travels in a link: wait for the user to upload the same file (to this server).
+        st.session_state["pending_link"] = (token, settings)
         notes.append("this link is for an uploaded file: upload the same file on the Data page to restore it")
     st.session_state["link_notes"] = notes
 
@@ -140,7 +140,7 @@ def set_uploaded(name: str, df: pd.DataFrame) -> None:
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
     pending = st.session_state.get("pending_link")
-    if pending and dataset().fingerprint.startswith(pending[0]):
+    if pending and core.share.dataset_token("upload", name, dataset().fingerprint) == pending[0]:
         apply_config(pending[1])
         st.session_state.pop("pending_link")
 
