@@ -294,25 +294,54 @@ class Release:
     synthesis: core.Synthesis
     statement: str
     stem: str
-    package: bytes
+    package: bytes  # the public release: synthetic CSV(s), public ledger, public report
+    internal: Callable[[], bytes]  # the confidential internal report, made when downloaded
+    settings: str  # the dataset, schema and settings it was made at (release_settings())
     content: str  # hash of the released data, hashed once here rather than on every cache lookup
+
+    @property
+    def zip_name(self) -> str:
+        return f"{self.stem}.zip"
+
+    @property
+    def internal_name(self) -> str:
+        return f"{self.stem.removesuffix('-release')}-internal-report-CONFIDENTIAL.html"
+
+
+def release_settings() -> str:
+    """What a release depends on: the dataset, its schema and the settings (never the data itself)."""
+    ds = dataset()
+    return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__], sort_keys=True, default=str)
 
 
 def run_release() -> None:
-    """Synthesize once with a fresh seed, log it, and build the release package."""
+    """Synthesize once with a fresh seed, log it, and build the public package; the internal report waits.
+
+    A refusal leaves its sentence in ``release_error`` and no release.
+    """
     ds, cfg = dataset(), config()
-    train, _ = split()
-    result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema, n=cfg.n,
-                             seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
-                             implicates=cfg.implicates, **dict(cfg.params))
+    st.session_state.pop("release_error", None)
+    train, held = split()
+    try:
+        result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema,
+                                 n=cfg.n, seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
+                                 implicates=cfg.implicates, **dict(cfg.params))
+    except (core.DataError, core.MethodRefused, ValueError) as err:
+        st.session_state["release_error"] = str(err)
+        return
     log_run(result.ledger, purpose="release")
-    log = st.session_state["session_log"]
+    log = list(st.session_state["session_log"])
     stem = core.release.file_stem(ds.name, result.ledger) + "-release"
-    package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, real=train,
-                                          synthesis=result, stem=stem, log=log)
+    package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, synthesis=result,
+                                          stem=stem, log=log)
+
+    def internal(name=ds.name, fp=ds.fingerprint, real=train, holdout=held, seed=cfg.seed) -> bytes:
+        return core.report.internal_report(dataset_name=name, fingerprint=fp, real=real, synthesis=result,
+                                           log=log, holdout=holdout, seed=seed)
+
     statement = core.report.release_statement(result.ledger, log, ds.fingerprint)
-    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package,
-                                          core.fingerprint(result.data))
+    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package, internal,
+                                          release_settings(), core.fingerprint(result.data))
 
 
 def current_release() -> Release | None:
