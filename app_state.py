@@ -48,10 +48,6 @@ class SynthConfig:
     params: tuple = ()  # method options changed from their defaults, as sorted (name, value) pairs
 
 
-def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str) -> Dataset:
-    return Dataset(name, df, schema, core.fingerprint(df), source)
-
-
 @st.cache_data(show_spinner=False, max_entries=4)
 def bundled(name: str):
     return core.load_bundled(name)
@@ -128,15 +124,25 @@ def write_link() -> None:
         st.query_params.from_dict(params)
 
 
+def _kept_schema(fingerprint: str, fallback: core.Schema) -> core.Schema:
+    """The schema the user left on this content earlier in the session, else ``fallback``."""
+    return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
+
+
 def set_bundled(name: str) -> None:
     df, schema = bundled(name)
-    st.session_state["dataset"] = _dataset_from(name, df, schema, "bundled")
+    fp = core.fingerprint(df)
+    st.session_state["dataset"] = Dataset(name, df, _kept_schema(fp, schema), fp, "bundled")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
 
 
 def set_uploaded(name: str, df: pd.DataFrame) -> None:
-    st.session_state["dataset"] = _dataset_from(name, df, core.infer_schema(df), "upload")
+    """Work on an uploaded table; the same content uploaded again keeps the schema declared on it."""
+    fp = core.fingerprint(df)
+    schema = st.session_state.setdefault("kept_schemas", {}).get(fp)
+    st.session_state["dataset"] = Dataset(name, df, schema if schema is not None else core.infer_schema(df), fp,
+                                          "upload")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
     pending = st.session_state.get("pending_link")
@@ -150,8 +156,11 @@ def dataset() -> Dataset:
 
 
 def set_schema(schema: core.Schema) -> None:
+    """The user's schema for this dataset, kept (by content) for the rest of the session."""
     ds = dataset()
     st.session_state["dataset"] = Dataset(ds.name, ds.df, schema, ds.fingerprint, ds.source)
+    st.session_state.setdefault("kept_schemas", {})[ds.fingerprint] = schema
+    st.session_state["schema_version"] = st.session_state.get("schema_version", 0) + 1
     cfg = config()
     if cfg.columns is not None:
         kept = tuple(c for c in cfg.columns if c in schema.used)

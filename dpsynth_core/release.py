@@ -48,11 +48,15 @@ def _tidy(obj):
     return obj
 
 
+def safe_name(dataset_name: str) -> str:
+    """The dataset's file name without folders, extension or unsafe characters (``data`` if nothing is left)."""
+    name = os.path.splitext(os.path.basename(dataset_name.replace("\\", "/")))[0]
+    return re.sub(r"[^A-Za-z0-9._ -]+", "_", name).strip(" .") or "data"
+
+
 def file_stem(dataset_name: str, ledger: dict) -> str:
     """A safe file name stem: dataset, method, ε and seed (``penguins-independent-eps1-seed7``)."""
-    name = os.path.splitext(os.path.basename(dataset_name.replace("\\", "/")))[0]
-    base = re.sub(r"[^A-Za-z0-9._ -]+", "_", name).strip(" .") or "data"
-    parts = [base, ledger["method"]]
+    parts = [safe_name(dataset_name), ledger["method"]]
     if ledger.get("epsilon_requested") is not None:
         parts.append(f"eps{tidy_number(ledger['epsilon_requested']):g}")
     if isinstance(ledger.get("seed"), int):

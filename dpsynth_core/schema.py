@@ -15,6 +15,7 @@ the data.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal
@@ -266,6 +267,16 @@ class Schema:
             out[name] = d
         return out
 
+    def to_json(self) -> str:
+        """The schema as the user keeps it (the format of ``data/*.schema.json``, read by :meth:`from_dict`).
+
+        Declarations and roles, with each value still read off the data
+        marked ``derived``; no missing-value counts or inferred reasons.
+        """
+        spec = {name: {k: v for k, v in d.items() if k not in ("n_missing", "reason")}
+                for name, d in self.to_dict().items()}
+        return json.dumps(spec, indent=1, ensure_ascii=False, default=str) + "\n"
+
     def to_public_dict(self) -> dict:
         """The schema as it may be published: declared values only (:meth:`ColumnSchema.to_public_dict`)."""
         return {name: col.to_public_dict() for name, col in self.columns.items()}
@@ -421,6 +432,28 @@ def infer_schema(df: pd.DataFrame) -> Schema:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"infer_schema expects a pandas DataFrame, got {type(df).__name__}")
     return Schema({str(c): infer_column(df[c]) for c in df.columns})
+
+
+def schema_for_data(text: str | bytes, current: Schema) -> Schema:
+    """A schema file (JSON) read onto the current data's schema; ``ValueError`` in one sentence if it does not fit.
+
+    Columns the file describes take its declarations; columns it leaves out
+    keep their current state. A column the data does not have is refused.
+    """
+    try:
+        spec = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"The schema file is not valid JSON ({err}); upload a file saved from this page "
+                         "or written like data/penguins.schema.json.") from None
+    try:
+        declared = Schema.from_dict(spec)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"The schema file does not describe a schema: {str(err).rstrip('.')}.") from None
+    unknown = [c for c in declared.columns if c not in current.columns]
+    if unknown:
+        raise ValueError(f"The schema file describes a column {unknown[0]!r} that this data does not have; "
+                         "upload the schema made for this file.")
+    return merge_declared(current, declared)
 
 
 def merge_declared(inferred: Schema, declared: Schema) -> Schema:
