@@ -468,8 +468,9 @@ def merge_declared(inferred: Schema, declared: Schema) -> Schema:
 
 # -- the schema as an editable table (Data page) ------------------------------
 
-TABLE_COLUMNS = ["column", "kind", "categories", "lower", "upper", "integer", "nullable", "decimals", "public",
-                 "read off the data", "missing", "reason"]
+# Status first (public, what is still read off the data), then the values, then the data's own facts.
+TABLE_COLUMNS = ["column", "public", "read off the data", "kind", "categories", "lower", "upper", "integer",
+                 "nullable", "decimals", "missing", "reason"]
 DERIVED_NOTE = "read off the data"  # the table's column listing each row's fields not yet declared
 
 

@@ -72,7 +72,7 @@ if undeclared:
     )
 else:
     st.success("Every column's domain is declared public, excluded columns included: a synthesis by a DP "
-               "method can be labelled DP.", icon="✅")
+               "method can be labelled DP.")
 
 
 def _declare(fields, kinds):
@@ -123,7 +123,7 @@ edited = st.data_editor(
                                                   help="Synthetic values are written rounded to this many decimals"),
         "public": st.column_config.CheckboxColumn("public", width="small",
                                                   help="Tick to declare every value of the row as shown"),
-        NOTE: st.column_config.TextColumn(NOTE, help="Values of the row not declared yet"),
+        NOTE: st.column_config.TextColumn(NOTE, width="medium", help="Values of the row not declared yet"),
         "missing": st.column_config.NumberColumn("missing", help="Missing values in the data (confidential)"),
     },
 )

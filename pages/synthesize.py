@@ -146,13 +146,17 @@ def exploration(ds) -> None:
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)
     if len(result.implicates) == 1:
-        app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0]),
+        app_state.download("Download synthetic CSV",
+                           lambda r=result: core.to_csv_bytes(core.release.round_to_schema(r.implicates[0], r.schema)),
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
         app_state.download(f"Download {len(result.implicates)} implicates (zip)",
-                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(r, s)),
+                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(
+                               r, s, ledger=core.release.public_ledger(r.ledger, r.schema))),
                            file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
-    app_state.download("Download ledger (JSON)", lambda r=result: core.release.ledger_bytes(r.ledger),
+    # What leaves the machine carries the declared schema only: values read off the data are withheld.
+    app_state.download("Download ledger (JSON)",
+                       lambda r=result: core.release.ledger_bytes(core.release.public_ledger(r.ledger, r.schema)),
                        file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
 
 
