@@ -20,7 +20,7 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     src = pd.read_csv(ROOT / "data" / "penguins.csv").sample(200, random_state=7)
     csv_path = tmp_path / "my penguins.csv"
     csv_path.write_bytes(core.to_csv_bytes(src))
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(csv_path))
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(csv_path))
     wait_idle(page)
     page.get_by_text("my penguins.csv: 200 rows, 8 columns").wait_for()
     page.get_by_text("read off the data").first.wait_for()  # uploaded bounds are not public
