@@ -107,8 +107,8 @@ def _config_rows(ledger: dict, session: tuple[int, float]) -> list[tuple[str, st
 
 def _steps_table(ledger: dict) -> pd.DataFrame:
     steps = ledger_steps_table(ledger)
-    return steps.apply(lambda col: col.map(lambda v: format_number(v) if isinstance(v, (int, float)) else
-                                           ("" if v is None else v)))
+    return steps.apply(lambda col: col.map(lambda v: "" if v is None or (isinstance(v, float) and v != v) else
+                                           format_number(v) if isinstance(v, (int, float)) else v))
 
 
 def synthetic_summary(synth: pd.DataFrame, schema: Schema) -> pd.DataFrame:
@@ -138,7 +138,7 @@ def synthetic_histogram_figure(synth: pd.DataFrame, column: str, *, categorical:
                            marker_color=plots.SYNTH_COLOUR, hovertemplate="%{x}<br>%{y:.3f}<extra></extra>"))
     fig.update_xaxes(type="category")
     fig.update_layout(title=f"Synthetic {plots.esc(column)}", xaxis_title=plots.esc(column),
-                      yaxis_title="share of synthetic rows", template="plotly_white",
+                      yaxis_title="share of synthetic rows", template="plotly_white", height=340,
                       margin=dict(l=50, r=20, t=60, b=50))
     return fig
 
@@ -168,7 +168,9 @@ def _estimates_table(estimates) -> pd.DataFrame:
     rows = []
     for est in estimates:
         rows.append({"measure": est.label, "value": est.value, "interval": f"{est.lower:.4g} to {est.upper:.4g}",
-                     "baseline": est.baseline, "held-out records": est.holdout, "original released as is":
+                     "baseline": est.baseline,
+                     "held-out records": float("nan") if est.holdout is None else est.holdout,
+                     "original released as is":
                      est.original, "finding": est.finding, "verdict": est.verdict()})
     return pd.DataFrame(rows)
 
