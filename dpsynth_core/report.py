@@ -227,6 +227,10 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
         ai = risk.attribute_inference(r, s, keys, sensitive, schema=schema, holdout=h, seed=seed)
         estimates.append(ai.estimate)
     tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates)))
+    # Each measure beside its baseline, held-out and original references, as the Risk page draws it.
+    about_sensitive = {"key_match_disclosure", "uniques_reproduced", "attribute_accuracy", "attribute_rmse"}
+    figures += [plots.estimate_figure(est, note=sensitive if est.metric in about_sensitive else "")
+                for est in estimates if est.value == est.value]
     return ReportSection("Disclosure risk (real against synthetic)", text, tables, figures)
 
 

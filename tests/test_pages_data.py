@@ -106,3 +106,14 @@ def test_a_bad_schema_file_says_why_and_keeps_the_schema(at, payload, words):
     _schema_upload(at, payload)
     assert len(at.error) == 1 and words in at.error[0].value.replace("\\", "")
     assert at.session_state["dataset"].schema == ds.schema
+
+
+def test_the_link_names_an_upload_by_a_keyed_hash_never_its_fingerprint(at):
+    ds = _upload(at)
+    at.switch_page("pages/synthesize.py").run()
+    token = at.query_params["data"]
+    token = token[0] if isinstance(token, list) else token
+    assert token == core.share.dataset_token("upload", ds.name, ds.fingerprint) and token.startswith("upload:")
+    link = "&".join(f"{k}={v}" for k, v in at.query_params.items())
+    for k in range(0, 64 - 8 + 1, 8):
+        assert ds.fingerprint[k:k + 8] not in link
