@@ -59,3 +59,28 @@ def test_declare_in_bulk_save_reupload_and_load_the_schema(page, tmp_path):
     wait_idle(page)
     page.get_by_text("Every column's domain is declared public").wait_for()
     assert page.get_by_test_id("stException").count() == 0
+
+
+def test_typing_one_bound_declares_that_bound_only(page, tmp_path):
+    src = pd.read_csv(ROOT / "data" / "penguins.csv").head(120)
+    path = tmp_path / "birds.csv"
+    path.write_bytes(core.to_csv_bytes(src))
+    _upload_csv(page, path)
+    grid = page.get_by_test_id("stDataFrame").nth(1)  # the schema editor (the preview is the first grid)
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    # The grid is a canvas: the "lower" cell of bill_length_mm (third row) at Streamlit 1.67's column widths.
+    page.mouse.click(box["x"] + 640, box["y"] + 123)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("30")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download the schema (JSON)").get_by_role(
+            "button").click()
+    col = json.loads(Path(dl.value.path()).read_bytes())["bill_length_mm"]
+    # The typed bound is declared; the data's maximum and the inferred flags are still read off the data.
+    assert col["bounds"] == [30.0, src["bill_length_mm"].max()]
+    assert col["derived"] == ["decimals", "integer", "kind", "nullable", "upper"]
+    page.get_by_text("8 of 8 column(s) still have values read off the data").wait_for()
