@@ -68,10 +68,13 @@ def test_typing_one_bound_declares_that_bound_only(page, tmp_path):
     _upload_csv(page, path)
     grid = page.get_by_test_id("stDataFrame").nth(1)  # the schema editor (the preview is the first grid)
     grid.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
     box = grid.bounding_box()
     # The grid is a canvas: the "lower" cell of bill_length_mm (third row) at Streamlit 1.67's column widths.
     page.mouse.click(box["x"] + 640, box["y"] + 123)
-    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")  # opens the cell's editor
+    page.wait_for_timeout(300)
     page.keyboard.press("Control+A")
     page.keyboard.type("30")
     page.keyboard.press("Enter")
