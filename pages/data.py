@@ -94,7 +94,7 @@ BULK = [
 ]
 for where, (label, fields, kinds, key, helptext) in zip(st.columns(len(BULK)), BULK):
     where.button(label, key=key, help=helptext, on_click=_declare, args=(fields, kinds),
-                 disabled=not _pending(fields, kinds), use_container_width=True)
+                 disabled=not _pending(fields, kinds), width="stretch")
 
 table = core.schema_table(schema)
 NOTE = core.schema.DERIVED_NOTE
