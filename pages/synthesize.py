@@ -82,6 +82,8 @@ def controls(ds, cfg) -> None:
                     st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
                 elif name == "order":
                     st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
+                elif isinstance(default, bool):
+                    st.checkbox(name, value=value, key=key, help=helptext)
                 elif isinstance(default, int):
                     st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
                 elif isinstance(default, float):

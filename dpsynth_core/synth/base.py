@@ -117,6 +117,10 @@ OPTION_HELP = {
     "max_iter": "Iterations of each logistic-regression fit.",
     "C": "Inverse strength of the logistic regressions' L2 penalty.",
     "order": "Order in which columns are synthesized (each regressed on those before it).",
+    "log_scale": "Model numeric columns whose public bounds are positive and span a factor ≥ 10 (prices) on "
+                 "the log scale.",
+    "max_predictors": "Most earlier columns a numeric column is regressed on (the first and the nearest).",
+    "numeric_weight": "Shares of ε each numeric regression gets, against one for every other column.",
     "chains": ("Gibbs chains run side by side: each record is swept from the previous synthetic record of "
                "its chain, the first from a uniform seed. Set it to the number of rows for one uniform seed "
                "per record, as in the paper (loses the marginals: one sweep from a uniform seed mostly sees "
