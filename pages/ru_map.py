@@ -33,7 +33,8 @@ elif ss["mode"] == "release":
 else:
     sweep_df = ds.df
 
-methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
+first_dp = next(m for m, s in core.SYNTHESIZERS.items() if s.is_dp)  # the registry lists the best DP methods first
+methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=[first_dp, "cart"],
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")
 grid_text = st.text_input("ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
@@ -113,6 +114,13 @@ if dp_methods:
     threshold = q2.number_input(f"{info.label} to reach ({info.reading})", value=float(info.best), format="%.4g",
                                 key=f"ru_q_threshold_{y}")
     st.success(core.rumap.smallest_epsilon(table, target, y, threshold, x)["sentence"])
+    swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
+    at_eps = swept[0] if len(swept) == 1 else st.select_slider(
+        "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
+        value=min(swept, key=lambda e: abs(e - cfg.epsilon)))
+    best = core.rumap.best_dp_method(table, at_eps, y)
+    if best is not None:
+        st.info(best["sentence"])
 else:
     st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
 

@@ -26,6 +26,20 @@ def _on_input():
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
+def show_forecast(method, options, cfg, schema) -> None:
+    """Before any run: the method's utility forecast and the suggested method, from public facts only
+    (the schema, the total ε, n if declared, the options; issue 18)."""
+    try:
+        fc = core.forecast(method, schema, cfg.epsilon, cfg.n, **options)
+        suggestion = core.suggest_method(schema, cfg.epsilon, cfg.n)
+    except (ValueError, TypeError, ArithmeticError):
+        return  # an option out of range: the synthesis itself says what is wrong
+    if fc is not None:
+        (st.warning if fc.level == "poor" else st.caption)("Forecast: " + fc.sentence)
+    if suggestion.method != method:
+        st.caption(suggestion.sentence)
+
+
 def controls(ds, cfg) -> None:
     """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
     methods = list(core.SYNTHESIZERS)
@@ -41,6 +55,7 @@ def controls(ds, cfg) -> None:
         is_dp_method = chosen.is_dp
         options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
             else dict(getattr(chosen, "defaults", {}))
+        show_forecast(ss["method"], options, cfg, ds.schema)
         unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
         st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
                          value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",

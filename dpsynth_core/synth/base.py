@@ -64,6 +64,18 @@ class Step:
         return out
 
 
+@dataclass(frozen=True)
+class Forecast:
+    """What a DP method is likely to keep, said before any run from public facts only.
+
+    ``level``: "good", "fair", "poor" (expect near-uniform or noise-dominated
+    output) or "unknown" (a fact it needs, such as n, is not declared).
+    """
+
+    sentence: str
+    level: str
+
+
 class Synthesizer:
     """Base class: subclasses set the class attributes and the two phases."""
 
@@ -82,6 +94,11 @@ class Synthesizer:
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
         return []
+
+    def forecast(self, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast | None:
+        """Utility forecast at TOTAL budget ``epsilon`` from the schema, ε, n (None: not declared) and
+        the options alone: it never sees the data. None: no forecast of its own."""
+        return None
 
     def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
         """One sentence saying why this method cannot handle the data, or None.
@@ -128,9 +145,22 @@ OPTION_HELP = {
 }
 
 
+#: Order of the method picker and the R-U map's choices (issue 18): the marginal-based methods
+#: first, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
+#: then the non-DP references. Names not registered are skipped; methods not listed follow the listed
+#: ones of their kind (DP or not) in registration order.
+METHOD_ORDER = ("mst", "privbayes", "aim", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
+                "cart", "parametric", "bootstrap")
+
+
 def register(cls: type[Synthesizer]) -> type[Synthesizer]:
-    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`."""
+    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`, kept in :data:`METHOD_ORDER`."""
     SYNTHESIZERS[cls.name] = cls()
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    ordered = sorted(SYNTHESIZERS, key=lambda m: (not SYNTHESIZERS[m].is_dp, rank.get(m, len(rank))))
+    items = [(m, SYNTHESIZERS[m]) for m in ordered]
+    SYNTHESIZERS.clear()
+    SYNTHESIZERS.update(items)
     return cls
 
 

@@ -55,6 +55,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..mechanisms import geometric_noise, laplace_scale
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode_column
 from .regression_design import check_options, column_features, design_matrix, from_unit, to_unit
@@ -310,6 +311,12 @@ class DPSequentialRegression(Synthesizer):
     defaults = {"bins": constraints.DEFAULT_BINS, "cat_bins": DEFAULT_CAT_BINS,
                 "max_cells": DEFAULT_MAX_CELLS, "order": None, "log_scale": DEFAULT_LOG_SCALE,
                 "max_predictors": DEFAULT_MAX_PREDICTORS, "numeric_weight": DEFAULT_NUMERIC_WEIGHT}
+
+    def forecast(self, schema, epsilon, n=None, **params):
+        p = {**self.defaults, **params}
+        return forecasting.seqreg(schema, epsilon, n, chain=self.chain(schema.used, p["order"]), bins=p["bins"],
+                                  cat_bins=p["cat_bins"], max_cells=p["max_cells"],
+                                  max_predictors=p["max_predictors"], numeric_weight=p["numeric_weight"])
 
     # -- checks before any work ---------------------------------------------------
     def refuse(self, schema, columns, n, *, bins, cat_bins, max_cells, order=None, log_scale=True,

@@ -67,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .dirichlet import check_bins
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
@@ -317,6 +318,10 @@ class Pegs(Synthesizer):
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
 
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS,
+                 top=constraints.PEGS_TOP_FEATURES, **params):
+        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pegs", top=top)
+
     def refuse(self, schema, columns, n, *, bins, top, chains=1, **params):
         check_counts(top=top, chains=chains)
         return _key_space_refusal(schema, columns, check_bins(bins), top)
@@ -361,6 +366,10 @@ class PegsReset(Synthesizer):
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
+
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS,
+                 top=constraints.PEGS_TOP_FEATURES, block=constraints.PEGS_BLOCK, **params):
+        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pegs", top=top, block=block)
 
     def refuse(self, schema, columns, n, *, bins, top, block, chains=1, **params):
         check_counts(top=top, block=block, chains=chains)

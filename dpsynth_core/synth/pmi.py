@@ -45,6 +45,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .encoding import decode_column, encode
 from .pegs import _chain_note, run_chains
@@ -168,6 +169,9 @@ class PMI(Synthesizer):
                    "(Park & Ghosh).")
     defaults = {"bins": constraints.DEFAULT_BINS, "fit_rows": DEFAULT_FIT_ROWS,
                 "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C, "chains": constraints.PER_RECORD_CHAINS}
+
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
+        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
 
     def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=1):
         return check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C, chains=chains)
