@@ -33,8 +33,7 @@ elif ss["mode"] == "release":
 else:
     sweep_df = ds.df
 
-first_dp = next(m for m, s in core.SYNTHESIZERS.items() if s.is_dp)  # the registry lists the best DP methods first
-methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=[first_dp, "cart"],
+methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")
 grid_text = st.text_input("ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")

@@ -306,7 +306,8 @@ class Pegs(Synthesizer):
     label = "PeGS (perturbed Gibbs sampler)"
     is_dp = True
     per_record = True
-    description = ("Each record is one Gibbs sweep from a random seed: every column drawn from its "
+    description = ("Each record is one Gibbs sweep from a seed (the previous synthetic record of its chain, the "
+                   "first of a chain a uniform draw): every column drawn from its "
                    "conditional given the exact values of its most informative columns (plus a 1-bit hash "
                    "of the rest), with α = 1/(e^(ε/M) − 1) added to every count. ε is spent per record, so "
                    "n records cost n·ε. The key columns are the nearest in the declared column order "
