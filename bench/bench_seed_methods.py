@@ -51,8 +51,10 @@ def marginal_tv(real, synth, schema) -> tuple[float, float]:
 
 
 def per_call_epsilon(method: str, total: float, n: int, params: dict) -> float:
+    """The ε to pass to synthesize for a release costing ``total``: the total itself once synthesize reads
+    ε as the total for every method (issue 15: the base class then has ``units``), else ε per record."""
     synth = SYNTHESIZERS[method]
-    if not synth.per_record:
+    if not synth.per_record or hasattr(synth, "units"):
         return total
     units = -(-n // params["block"]) if "block" in params else n
     return total / units
