@@ -138,8 +138,9 @@ OPTION_HELP = {
                  "the log scale.",
     "max_predictors": "Most earlier columns a numeric column is regressed on (the first and the nearest).",
     "numeric_weight": "Shares of ε each numeric regression gets, against one for every other column.",
-    "chains": ("Gibbs chains run side by side: each record is swept from the previous synthetic record of "
-               "its chain, the first from a uniform seed. Set it to the number of rows for one uniform seed "
+    "chains": ("Gibbs chains run side by side (default: one per 200 records): each record is swept from the "
+               "previous synthetic record of its chain, the first from a uniform seed. Set it to the number of "
+               "rows for one uniform seed "
                "per record, as in the paper (loses the marginals: one sweep from a uniform seed mostly sees "
                "keys the data never showed)."),
 }

@@ -27,7 +27,8 @@ uniformly over the domain is far from the data (diamonds' y spans 20 bins over
 its declared [0, 58.9], the data 3 of them), so one sweep from it keys most
 conditionals on values the data never showed, and (0 + α)/(0 + C·α) is
 uniform: even at α = 0 the 1-way marginals were lost (TV1 0.36 against 0.003
-for ``independent``). So records are drawn in ``chains`` Gibbs chains: the
+for ``independent``). So records are drawn in Gibbs chains (``chains``; by
+default one per 200 records): the
 first record of a chain is swept from a uniform seed, every later one from
 the previous synthetic record of its chain. That seed is an already released
 output, so using it is post-processing: each record is still one ε-DP sweep
@@ -241,25 +242,34 @@ def sample_conditional(cond: Conditional, key: np.ndarray, alpha: float, rng: np
     return out
 
 
-def run_chains(sizes: list[int], units: int, chains: int, rng: np.random.Generator, unit) -> np.ndarray:
+def chain_count(units: int, chains: int | None) -> int:
+    """Chains for ``units`` records (blocks): ``chains`` (at most one per unit), or by default one per
+    ``PER_RECORD_CHAIN_LENGTH`` units."""
+    k = -(-units // constraints.PER_RECORD_CHAIN_LENGTH) if chains is None else min(chains, units)
+    return max(1, k)
+
+
+def run_chains(sizes: list[int], units: int, chains: int | None, rng: np.random.Generator, unit) -> np.ndarray:
     """Records of ``units`` chained units (records or blocks), as rows of codes, chain by chain.
 
-    ``min(chains, units)`` chains run side by side; each starts from a seed
+    :func:`chain_count` chains run side by side; each starts from a seed
     drawn uniformly over the public domain, and ``unit(state)`` draws the
     next unit of every chain from the chain's current record ``state``
     (updated in place), returning a (chains, records per unit, M) array.
     Rows past what the caller keeps are the last units of the last chains:
     nothing released depends on them.
     """
-    k = max(1, min(chains, units))
+    k = chain_count(units, chains)
     state = np.column_stack([rng.integers(0, s, k) for s in sizes])  # public seed pool: uniform
     out = np.stack([unit(state) for _ in range(-(-units // k))], axis=1)
     return out.reshape(-1, len(sizes))
 
 
 def check_counts(**values) -> None:
-    """Whole-number parameters: ``top`` ≥ 0, ``block`` and ``chains`` ≥ 1."""
+    """Whole-number parameters: ``top`` ≥ 0, ``block`` and ``chains`` ≥ 1 (``chains`` None: the default)."""
     for name, value in values.items():
+        if name == "chains" and value is None:
+            continue
         low = 0 if name == "top" else 1
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name} must be a whole number ≥ {low}, got {value!r}")
@@ -290,8 +300,8 @@ def _ranking_note(ranking: str) -> str:
             else "top features: the nearest columns in the declared order (public, ranking='public')")
 
 
-def _chain_note(units: int, chains: int, unit: str = "record") -> str:
-    k = max(1, min(chains, units))
+def _chain_note(units: int, chains: int | None, unit: str = "record") -> str:
+    k = chain_count(units, chains)
     if k == units:
         return f"every {unit} from its own uniform seed (public)"
     return (f"{k:,} chains: each {unit} seeded by the previous synthetic {unit} of its chain (post-processing "
@@ -314,7 +324,7 @@ class Pegs(Synthesizer):
                    "(public); ranking='data' picks them by mutual information as the paper does, which "
                    "reads the data without noise, so such a run is labelled not DP.")
     defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES, "ranking": "public",
-                "chains": constraints.PER_RECORD_CHAINS}
+                "chains": None}
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
@@ -323,7 +333,7 @@ class Pegs(Synthesizer):
                  top=constraints.PEGS_TOP_FEATURES, **params):
         return forecasting.per_record(schema, epsilon, n, bins=bins, method="pegs", top=top)
 
-    def refuse(self, schema, columns, n, *, bins, top, chains=1, **params):
+    def refuse(self, schema, columns, n, *, bins, top, chains=None, **params):
         check_counts(top=top, chains=chains)
         return _key_space_refusal(schema, columns, check_bins(bins), top)
 
@@ -331,7 +341,7 @@ class Pegs(Synthesizer):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
     def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public",
-                chains=constraints.PER_RECORD_CHAINS):
+                chains=None):
         m = len(measured.columns)
         alpha = pegs_alpha(epsilon, m)
 
@@ -363,7 +373,7 @@ class PegsReset(Synthesizer):
                    "(ε/B per record). Large blocks lose utility. Key columns as in PeGS: public column order "
                    "by default; ranking='data' (mutual information, as in the paper) makes a run not DP.")
     defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES,
-                "block": constraints.PEGS_BLOCK, "ranking": "public", "chains": constraints.PER_RECORD_CHAINS}
+                "block": constraints.PEGS_BLOCK, "ranking": "public", "chains": None}
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
@@ -372,7 +382,7 @@ class PegsReset(Synthesizer):
                  top=constraints.PEGS_TOP_FEATURES, block=constraints.PEGS_BLOCK, **params):
         return forecasting.per_record(schema, epsilon, n, bins=bins, method="pegs", top=top, block=block)
 
-    def refuse(self, schema, columns, n, *, bins, top, block, chains=1, **params):
+    def refuse(self, schema, columns, n, *, bins, top, block, chains=None, **params):
         check_counts(top=top, block=block, chains=chains)
         return _key_space_refusal(schema, columns, check_bins(bins), top)
 
@@ -380,7 +390,7 @@ class PegsReset(Synthesizer):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
     def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public",
-                chains=constraints.PER_RECORD_CHAINS):
+                chains=None):
         m = len(measured.columns)
         alpha = pegs_alpha(epsilon, m)
         blocks = -(-n // block)

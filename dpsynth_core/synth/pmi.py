@@ -168,13 +168,14 @@ class PMI(Synthesizer):
                    "the others, with probabilities pulled toward uniform. ε is spent per synthetic record "
                    "(Park & Ghosh).")
     defaults = {"bins": constraints.DEFAULT_BINS, "fit_rows": DEFAULT_FIT_ROWS,
-                "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C, "chains": constraints.PER_RECORD_CHAINS}
+                "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C, "chains": None}
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
         return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
 
-    def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=1):
-        return check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C, chains=chains)
+    def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=None):
+        return check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C,
+                             **({} if chains is None else {"chains": chains}))
 
     def measure(self, df, schema, columns, *, bins, fit_rows, max_iter, C, chains=None):
         codes, domains = encode(df, schema, columns, bins)
@@ -194,7 +195,7 @@ class PMI(Synthesizer):
         return columns, domains, conditionals
 
     def release(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C,
-                chains=constraints.PER_RECORD_CHAINS):
+                chains=None):
         columns, domains, conditionals = measured
         sizes = [d.size for d in domains]
         m = len(columns)
