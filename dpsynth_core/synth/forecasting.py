@@ -114,15 +114,19 @@ def per_record(schema, epsilon: float, n: int | None, *, bins: int, method: str,
     sizes = list(_sizes(schema, bins).values())
     m = len(sizes)
     unit = "synthetic record" if block == 1 else f"block of {block} records"
+    def alpha_at(rows: int) -> tuple[int, float, float]:
+        units = -(-rows // block)
+        eps_r = spendable(epsilon, n) / units
+        x = eps_r / m
+        return units, eps_r, math.exp(-x) / -math.expm1(-x)
+
     if n is None:
         count = "synthetic rows n_s" if block == 1 else f"blocks, n_s/{block}"
-        return Forecast(f"ε per {unit} is the total divided by the number of {count} (not declared; about the "
-                        f"data's rows), so each gets a tiny share of ε = {epsilon:g}; declare n for a forecast.",
+        return Forecast(f"ε per {unit} is the total divided by the number of {count}, not declared (about the "
+                        f"data's rows); even 1,000 rows at ε = {epsilon:g} would give α = 1/(e^(ε/M) − 1) ≈ "
+                        f"{_ratio(alpha_at(1000)[2])} pseudo-counts per value (M = {m}). Declare n for a forecast.",
                         "unknown")
-    units = -(-n // block)
-    eps_r = spendable(epsilon, n) / units
-    x = eps_r / m
-    alpha = math.exp(-x) / -math.expm1(-x)
+    units, eps_r, alpha = alpha_at(n)
     if method == "pmi":
         weights = [1 / (1 + c * alpha) for c in sizes]
         carried = f"the data's probabilities carry at most {_share(max(weights))} of each draw"
