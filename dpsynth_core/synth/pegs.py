@@ -28,9 +28,8 @@ its declared [0, 58.9], the data 3 of them), so one sweep from it keys most
 conditionals on values the data never showed, and (0 + α)/(0 + C·α) is
 uniform: even at α = 0 the 1-way marginals were lost (TV1 0.36 against 0.003
 for ``independent``). So records are drawn in Gibbs chains (``chains``; by
-default one per 200 records): the
-first record of a chain is swept from a uniform seed, every later one from
-the previous synthetic record of its chain. That seed is an already released
+default one per 200 records): the first record of a chain is swept from a
+uniform seed, every later one from the previous synthetic record of its chain. That seed is an already released
 output, so using it is post-processing: each record is still one ε-DP sweep
 (the bound above holds for any seed) and n_s records cost n_s·ε by adaptive
 sequential composition. Records of one chain are dependent (a Markov chain);
@@ -39,8 +38,8 @@ uniform seed per record.
 
 ``pegs_rs`` (block PeGS with reset): one seed gives a block of B records by B
 successive sweeps (chained as above: a block's seed is the last record of the
-previous block of its chain); once a conditional (a feature and a key) has been used it
-is reset to uniform for the rest of the block. Within a block the conditional
+previous block of its chain); once a conditional (a feature and a key) has
+been used it is reset to uniform for the rest of the block. Within a block the conditional
 that a given real record changes is therefore used at most once per feature,
 so the probability of the whole block moves by at most e^(M·ε/M) = e^ε: the
 block costs ε, with α = 1/(e^(ε/M) − 1) for ε the block's budget. In the
