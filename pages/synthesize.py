@@ -26,9 +26,10 @@ def _on_input():
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
-def show_forecast(method, options, cfg, schema) -> None:
+def show_forecast(method, cfg, schema) -> None:
     """Before any run: the method's utility forecast and the suggested method, from public facts only
     (the schema, the total ε, n if declared, the options; issue 18)."""
+    options = dict(cfg.params) if cfg.method == method else {}  # the core adds the method's defaults
     try:
         fc = core.forecast(method, schema, cfg.epsilon, cfg.n, **options)
         suggestion = core.suggest_method(schema, cfg.epsilon, cfg.n)
@@ -52,10 +53,10 @@ def controls(ds, cfg) -> None:
         )
         chosen = core.SYNTHESIZERS[ss["method"]]
         st.caption(chosen.description)
+        show_forecast(ss["method"], cfg, ds.schema)
         is_dp_method = chosen.is_dp
         options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
             else dict(getattr(chosen, "defaults", {}))
-        show_forecast(ss["method"], options, cfg, ds.schema)
         unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
         st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
                          value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
