@@ -205,9 +205,9 @@ def marginals(schema, epsilon: float, n: int | None, *, bins: int, delta: float,
     pairs = max(d - 1, 1)
     sigma = math.sqrt(3 * pairs / (2 * rho))
     cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / max(d * (d - 1) / 2, 1)
-    head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP) {label} measures each chosen 2-way marginal "
-            f"with Gaussian noise of standard deviation about {sigma:,.1f} per cell (a third of ρ over "
-            f"{pairs} pairs, as MST splits it)")
+    head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), 2-way marginals measured as MST measures "
+            f"them (a third of ρ over {pairs} pairs of a tree, Gaussian) get noise of standard deviation about "
+            f"{sigma:,.1f} per cell; {label} splits its budget its own way, so read this as an order of magnitude")
     if n is None:
         return Forecast(f"{head}; n is not declared, so the rows per cell (about n/{cells:,.0f}) are unknown.",
                         "unknown")
