@@ -105,7 +105,7 @@ PEGS_BLOCK = 10
 # chain, the first of a chain by a uniform draw over the public domain. Fewer
 # chains mean fewer records drawn from a uniform seed (one sweep from such a
 # seed lands on keys the data never showed: issue 18) but more sequential
-# sweeps. By default a chain holds this many records (blocks): on diamonds at
+# sweeps. By default a chain holds this many records (sweeps): on diamonds at
 # α = 0, TV1 0.0029 with 100 chains (540 records each), 0.0032 with 300, 0.0034
 # with 1,000 (pmi 0.020, 0.021, 0.039), and 300 chains ran 1.6× faster than
 # 100. Chains ≥ records gives the paper's one-uniform-seed-per-record sampler.

@@ -241,14 +241,15 @@ def sample_conditional(cond: Conditional, key: np.ndarray, alpha: float, rng: np
     return out
 
 
-def chain_count(units: int, chains: int | None) -> int:
-    """Chains for ``units`` records (blocks): ``chains`` (at most one per unit), or by default one per
-    ``PER_RECORD_CHAIN_LENGTH`` units."""
-    k = -(-units // constraints.PER_RECORD_CHAIN_LENGTH) if chains is None else min(chains, units)
-    return max(1, k)
+def chain_count(units: int, chains: int | None, per_unit: int = 1) -> int:
+    """Chains for ``units`` records (blocks of ``per_unit`` records): ``chains`` (at most one per unit),
+    or by default one per ``PER_RECORD_CHAIN_LENGTH`` records, so a chain is that many sweeps long."""
+    k = -(-units * per_unit // constraints.PER_RECORD_CHAIN_LENGTH) if chains is None else chains
+    return max(1, min(k, units))
 
 
-def run_chains(sizes: list[int], units: int, chains: int | None, rng: np.random.Generator, unit) -> np.ndarray:
+def run_chains(sizes: list[int], units: int, chains: int | None, rng: np.random.Generator, unit,
+               per_unit: int = 1) -> np.ndarray:
     """Records of ``units`` chained units (records or blocks), as rows of codes, chain by chain.
 
     :func:`chain_count` chains run side by side; each starts from a seed
@@ -258,7 +259,7 @@ def run_chains(sizes: list[int], units: int, chains: int | None, rng: np.random.
     Rows past what the caller keeps are the last units of the last chains:
     nothing released depends on them.
     """
-    k = chain_count(units, chains)
+    k = chain_count(units, chains, per_unit)
     state = np.column_stack([rng.integers(0, s, k) for s in sizes])  # public seed pool: uniform
     out = np.stack([unit(state) for _ in range(-(-units // k))], axis=1)
     return out.reshape(-1, len(sizes))
@@ -299,8 +300,8 @@ def _ranking_note(ranking: str) -> str:
             else "top features: the nearest columns in the declared order (public, ranking='public')")
 
 
-def _chain_note(units: int, chains: int | None, unit: str = "record") -> str:
-    k = chain_count(units, chains)
+def _chain_note(units: int, chains: int | None, unit: str = "record", per_unit: int = 1) -> str:
+    k = chain_count(units, chains, per_unit)
     if k == units:
         return f"every {unit} from its own uniform seed (public)"
     return (f"{k:,} chains: each {unit} seeded by the previous synthetic {unit} of its chain (post-processing "
@@ -407,13 +408,13 @@ class PegsReset(Synthesizer):
             return records
 
         # Blocks are drawn whole; rows past n (last block) are dropped, which costs nothing.
-        codes = run_chains(measured.sizes, blocks, chains, rng, block_from)[:n]
+        codes = run_chains(measured.sizes, blocks, chains, rng, block_from, per_unit=block)[:n]
         steps = [Step("perturbed conditional with reset (block PeGS)", f"{measured.columns[c.target]} given its key",
                       epsilon / m, repeats=blocks,
                       detail=(f"(n_hj + α)/(N_h + C·α), α = 1/(e^(ε/M) − 1) = {alpha:.6g}, M = {m}; ε per block of "
                               f"{block} records ({blocks:,} blocks for {n:,} records): each key is used once per "
                               f"block, then uniform; {_key_detail(measured, c)}; {_ranking_note(ranking)}; "
-                              f"{_chain_note(blocks, chains, 'block')}"))
+                              f"{_chain_note(blocks, chains, 'block', block)}"))
                  for c in measured.conditionals]
         return _decode(measured, codes, rng), steps
 
