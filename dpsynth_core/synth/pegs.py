@@ -33,7 +33,9 @@ uniform seed, every later one from the previous synthetic record of its chain. T
 output, so using it is post-processing: each record is still one ε-DP sweep
 (the bound above holds for any seed) and n_s records cost n_s·ε by adaptive
 sequential composition. Records of one chain are dependent (a Markov chain);
-the chains are independent. ``chains`` ≥ n_s gives the paper's sampler, one
+the chains are independent. Where the data make one column a function of
+another, a chain at very large ε can stay in one mode (with a = b in every
+row, each chain repeats its first record); noise (α > 0) lets it move. ``chains`` ≥ n_s gives the paper's sampler, one
 uniform seed per record.
 
 ``pegs_rs`` (block PeGS with reset): one seed gives a block of B records by B
