@@ -33,7 +33,7 @@ def forecast(method: str, schema: Schema, epsilon: float, n: int | None = None, 
     if method not in SYNTHESIZERS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
     synth = SYNTHESIZERS[method]
-    if not synth.is_dp:
+    if not synth.is_dp or not schema.used:  # nothing to forecast: not DP, or no modelled column
         return None
     params = {**getattr(synth, "defaults", {}), **params}
     own = synth.forecast(schema, float(epsilon), n, **params)

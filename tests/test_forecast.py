@@ -33,6 +33,11 @@ def test_forecasts_exist_for_every_dp_method_and_never_for_the_others():
             assert fc is None, name
 
 
+def test_no_forecast_without_a_modelled_column():
+    only_excluded = Schema.from_dict({"id": {"kind": "excluded"}})
+    assert core.forecast("independent", only_excluded, 1.0, 10) is None
+
+
 def test_independent_forecast_by_hand():
     fc = core.forecast("independent", DIAMONDS, 1.0, N)
     # ε/d = 1/10 per histogram; geometric noise sd √(2a)/(1 − a), a = e^(−0.1): 14.136.
