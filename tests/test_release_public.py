@@ -129,3 +129,18 @@ def test_csv_values_are_written_to_the_declared_precision():
     assert len(v) and np.all(np.abs(v * 10 - np.round(v * 10)) < 1e-9)  # one decimal at most
     # Columns without a precision are left as synthesized.
     assert round_to_schema(result.data, declared).equals(result.data)
+
+
+def test_public_report_prints_epsilon_as_people_write_it_and_the_schema_as_a_table():
+    df, declared = core.load_bundled("penguins")
+    result = core.synthesize(df, "independent", epsilon=1.0, schema=declared, seed=None)
+    odd = Synthesis(data=result.data, method=result.method, schema=result.schema, implicates=result.implicates,
+                    ledger=dict(result.ledger, epsilon_total=0.9999999999999999))
+    html_text = core.report.public_report_html(dataset_name="p", synthesis=odd, statement="S.",
+                                               session=(3, 2.9999999999999996), created=CREATED)
+    assert "0.9999999999999999" not in html_text and "2.9999999999999996" not in html_text
+    assert "<td>ε (total)</td>\n      <td>1</td>" in html_text
+    assert "<td>session: ε spent in all (sequential composition)</td>\n      <td>3</td>" in html_text
+    assert "<pre>" not in html_text  # the schema is a table, not raw JSON
+    assert "<td>bill_length_mm</td>\n      <td>numeric</td>\n      <td></td>\n      <td>30</td>\n      <td>60</td>" \
+        in html_text
