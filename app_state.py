@@ -124,7 +124,7 @@ def write_link() -> None:
         st.query_params.from_dict(params)
 
 
-def _kept_schema(fingerprint: str, fallback: core.Schema) -> core.Schema:
+def _kept_schema(fingerprint: str, fallback: core.Schema | None) -> core.Schema | None:
     """The schema the user left on this content earlier in the session, else ``fallback``."""
     return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
 
@@ -140,8 +140,8 @@ def set_bundled(name: str) -> None:
 def set_uploaded(name: str, df: pd.DataFrame) -> None:
     """Work on an uploaded table; the same content uploaded again keeps the schema declared on it."""
     fp = core.fingerprint(df)
-    schema = st.session_state.setdefault("kept_schemas", {}).get(fp)
-    st.session_state["dataset"] = Dataset(name, df, schema if schema is not None else core.infer_schema(df), fp,
+    schema = _kept_schema(fp, None)
+    st.session_state["dataset"] = Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp,
                                           "upload")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
