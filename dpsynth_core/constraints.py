@@ -18,6 +18,10 @@ MAX_ROWS = 1_000_000
 MAX_COLUMNS = 200
 
 # Schema inference.
+# Numbers larger than this in absolute value (and inf) cannot be computed with
+# reliably: a range, a variance or a float32 model input overflows. A column
+# holding one is excluded at inference, and declared bounds must lie within it.
+MAX_ABS_VALUE = 1e100
 MAX_CATEGORIES = 100        # a text column with more distinct values is excluded
 INTEGER_CATEGORICAL_MAX = 10  # an integer column with at most this many values is categorical
 ID_MIN_ROWS = 20            # below this, "a distinct value per row" says nothing

@@ -71,6 +71,8 @@ def _fit_categorical(features, schema, predictors, y: np.ndarray, size: int, *, 
     if not predictors or len(np.unique(y[ok])) < 2:
         return _Categorical(tuple(predictors), size, shares, None)
     X = design_matrix(features, schema, predictors, len(y), intercept=False)[ok]
+    if X.shape[1] == 0:  # the previous columns are constant categoricals: nothing to regress on
+        return _Categorical(tuple(predictors), size, shares, None)
     model = LogisticRegression(C=C, max_iter=max_iter, solver="lbfgs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # iterations are capped on purpose

@@ -42,7 +42,8 @@ def from_unit(s: np.ndarray, col: ColumnSchema) -> np.ndarray:
     """Inverse of :func:`to_unit` after clipping to [−1, 1]; whole numbers rounded."""
     lo, hi = col.bounds
     x = lo + (np.clip(s, -1.0, 1.0) + 1.0) * (hi - lo) / 2.0
-    return np.clip(np.rint(x), lo, hi) if col.integer else x
+    # Clipped after the arithmetic: rounding can land one ulp past a bound.
+    return np.clip(np.rint(x) if col.integer else x, lo, hi)
 
 
 def column_features(values, col: ColumnSchema) -> np.ndarray:

@@ -9,6 +9,7 @@ regression degrees of freedom both depend on it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ __all__ = [
     "MISSING_LABEL",
     "Design",
     "as_labels",
+    "bin_edges",
     "check_pair",
     "column_kinds",
     "dummy_matrix",
@@ -148,6 +150,19 @@ def schema_categorical(schema, columns: Iterable[str]) -> list[str] | None:
     if schema is None:
         return None
     return [c for c in columns if c in schema.columns and schema[c].kind == "categorical"]
+
+
+def bin_edges(finite: np.ndarray, bins: int) -> np.ndarray:
+    """``bins`` equal-width bin edges over the range of ``finite`` (numpy's, when it can).
+
+    numpy refuses a range wider than the largest float (say −1e308 to 1e308);
+    the edges are then laid out over half the values and doubled, which is exact.
+    """
+    with np.errstate(over="ignore"):
+        span = finite.max() - finite.min()
+    if np.isfinite(span):
+        return np.histogram_bin_edges(finite, bins=bins)
+    return 2.0 * np.linspace(finite.min() / 2.0, finite.max() / 2.0, bins + 1)
 
 
 def _label(value) -> str:
@@ -299,6 +314,11 @@ def _main_effects(
             x = data[col].to_numpy(dtype=float, na_value=np.nan)
             missing = ~np.isfinite(x)
             observed = x[~missing]
+            # Scaled by a power of two first (exact): the mean and sd of numbers near
+            # ±1e308 would overflow, and the standardised column does not change.
+            top = float(np.abs(observed).max()) if observed.size else 0.0
+            if top > 0:
+                x, observed = np.ldexp(x, -math.frexp(top)[1]), np.ldexp(observed, -math.frexp(top)[1])
             fill = observed.mean() if observed.size else 0.0
             x = np.where(missing, fill, x)
             sd = x.std()

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from .design import MISSING_LABEL, as_labels, column_kinds
+from .design import MISSING_LABEL, as_labels, bin_edges, column_kinds
 
 __all__ = ["EcdfData", "ecdf_data", "histogram_data", "ks_mean", "ks_statistic"]
 
@@ -208,7 +208,7 @@ def histogram_data(
         x_synth = np.where(np.isfinite(x_synth), x_synth, np.nan)
         both = np.concatenate([_finite(x_real), _finite(x_synth)])
         if both.size:
-            edges = np.histogram_bin_edges(both, bins=int(bins))
+            edges = bin_edges(both, int(bins))
         else:
             edges = np.array([0.0, 1.0])
         count_real = np.histogram(_finite(x_real), bins=edges)[0]
