@@ -166,3 +166,40 @@ def test_every_method_writes_values_inside_the_declared_domain_and_they_read_bac
     if method in ("bootstrap", "cart", "independent"):
         # these draw from what they saw, so every category that occurs in the data comes out
         assert set(back["big"]) == {3, 18446744073709551616, 18446744073709551617}
+
+
+# -- 5. CSV injection ---------------------------------------------------------------------------------
+
+# OWASP's CSV injection payloads, and what a spreadsheet must show instead (a leading quote).
+FORMULAS = ["=1+1", "=cmd|' /C calc'!A0", "+1+1", "@SUM(1+1)", "-2+3", "-x", "\t=1+1", "\r=1+1",
+            '=HYPERLINK("http://x.example","click")', "-", "+", "="]
+
+
+def _written(frame: pd.DataFrame) -> list[list[str]]:
+    import csv
+    return list(csv.reader(io.StringIO(to_csv_bytes(frame).decode("utf-8"), newline="")))
+
+
+@pytest.mark.parametrize("payload", FORMULAS)
+def test_formula_cells_and_headers_are_written_as_text(payload):
+    frame = pd.DataFrame({payload: [payload, "ok"], "n": [1.0, -2.0]})
+    header, first, second = _written(frame)
+    # A carriage return is written as a line feed: Python 3.11's csv writer would leave it
+    # unquoted and a reader would start a new row there, right before "=1+1".
+    shown = "'" + payload.replace("\r", "\n")
+    assert header == [shown, "n"]
+    assert first == [shown, "1.0"]
+    assert second == ["ok", "-2.0"]
+    assert frame.columns[0] == payload and frame.iloc[0, 0] == payload  # the caller's frame is untouched
+
+
+@pytest.mark.parametrize("number", ["-3.5", "-1e-5", "-.5", "-7", "-2.", "-1E+10"])
+def test_negative_numbers_written_as_text_are_untouched(number):
+    assert _written(pd.DataFrame({"a": [number, "b"]}))[1] == [number]
+
+
+def test_numbers_booleans_missing_and_inner_signs_are_untouched():
+    frame = pd.DataFrame({"x": [-3.5, np.nan], "k": [-4, 5], "t": [True, False], "s": ["a=b", None],
+                          "m": pd.Series(["-1", "x-"], dtype="str")})
+    assert _written(frame) == [["x", "k", "t", "s", "m"], ["-3.5", "-4", "True", "a=b", "-1"],
+                               ["", "5", "False", "", "x-"]]
