@@ -203,3 +203,26 @@ def test_numbers_booleans_missing_and_inner_signs_are_untouched():
                           "m": pd.Series(["-1", "x-"], dtype="str")})
     assert _written(frame) == [["x", "k", "t", "s", "m"], ["-3.5", "-4", "True", "a=b", "-1"],
                                ["", "5", "False", "", "x-"]]
+
+
+# -- 6. a metric defined at its best case -------------------------------------------------------------
+
+def test_cart_pmse_ratio_of_two_halves_of_the_same_data_is_one_with_its_note():
+    from dpsynth_core.utility import propensity_tiles
+    rng = np.random.default_rng(5)
+    n = 20_000
+    data = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(list("abc"), n)})
+    # At 2·10^4 rows no split of one sample's two halves gains cp, nor (with this seed) any
+    # split of permuted labels: a chance split would give a null > 0 and a ratio of 0 instead.
+    res = propensity_metrics(data.iloc[: n // 2], data.iloc[n // 2:], model="cart", seed=0, permutations=3)
+    assert res.n_params == 1 and res.pmse == 0.0 and res.pmse_null == 0.0  # 0/0: no tree split
+    assert res.pmse_ratio == 1.0
+    assert res.ratio_note.startswith("Indistinguishable: no split found") and res.ratio_note in res.notes
+    tile = {t.name: t for t in propensity_tiles(res)}["pmse_ratio"]
+    assert tile.value == 1.0 and tile.text == "1" and tile.note == res.ratio_note
+
+
+def test_a_logit_with_no_usable_column_keeps_its_undefined_ratio():
+    frame = pd.DataFrame({"c": ["k"] * 10})
+    res = propensity_metrics(frame, frame, seed=0)
+    assert np.isnan(res.pmse_ratio) and "not defined" in res.ratio_note

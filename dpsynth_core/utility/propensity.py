@@ -118,8 +118,9 @@ class PropensityResult:
         computed here.
     pmse_ratio : float
         ``pmse / pmse_null``. When the null is 0 (no usable column, or a
-        tree that never splits permuted labels): inf if ``pmse > 0``, else
-        NaN.
+        tree that never splits permuted labels): 1 for a CART tree that
+        does not split the true labels either (indistinguishable, with a
+        note), otherwise inf if ``pmse > 0``, else NaN.
     specks : float
         KS distance between the scores of real rows and of synthetic rows.
     auc : float
@@ -188,6 +189,12 @@ class PropensityResult:
         that splits at all has pMSE ≥ cp·c(1 − c): the figure reported is
         how many times the fitted tree's pMSE exceeds that floor.
         """
+        if self.model == "cart" and self.pmse_null == 0 and self.n_params == 1:
+            return (
+                "Indistinguishable: no split found. The tree found no split on the true labels nor on "
+                "permuted ones, so real and synthetic rows look alike to it; the pMSE ratio is 1 "
+                "(its 0/0 read as the best case)."
+            )
         if np.isfinite(self.pmse_ratio):
             return None
         if self.model == "cart" and self.pmse_null == 0 and self.pmse > 0:
@@ -498,6 +505,10 @@ def _propensity(
     pmse = _pmse(scores, c)
     if pmse_null > 0:
         ratio = pmse / pmse_null
+    elif model == "cart" and n_params == 1:
+        # No split on the true labels nor on permuted ones: the tree sees the two datasets as
+        # one, the best case, so the ratio is what "indistinguishable" means (ratio_note says so).
+        ratio = 1.0
     else:
         # A zero null means no model could split permuted labels (or there
         # is no usable column): any structure found is infinitely above it.
