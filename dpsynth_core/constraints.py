@@ -31,8 +31,20 @@ DEFAULT_BINS = 20           # bins per numeric column for methods that need cate
 MAX_SYNTH_ROWS = 1_000_000
 CART_MIN_LEAF = 5           # synthpop's minbucket
 
+# Memory one request may use for a computation whose size grows with the data
+# (design matrices, contingency tables, trees, distance searches). Each such
+# computation estimates its cost first and reduces its input by a stated, shown
+# reduction (pooling rare levels, capping interactions, subsampling rows) or
+# refuses in a sentence.
+MEMORY_BUDGET_BYTES = 1_000_000_000
+
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
+# Most model terms (design columns) a discriminator fits: rare levels are pooled and
+# pairwise interactions capped beyond it. Time grows with rows × terms², and a logit
+# with about as many terms as rows separates any two datasets (6 text columns of 20
+# levels gave 2,005 terms on 2,000 rows: 11 s and a meaningless fit); diamonds needs 259.
+PROPENSITY_MAX_TERMS = 400
 
 # Log-scale ε slider: 10 steps per decade from EPSILON_MIN to EPSILON_MAX,
 # rounded to 3 significant digits so the labels read cleanly.

@@ -226,3 +226,63 @@ def test_a_logit_with_no_usable_column_keeps_its_undefined_ratio():
     frame = pd.DataFrame({"c": ["k"] * 10})
     res = propensity_metrics(frame, frame, seed=0)
     assert np.isnan(res.pmse_ratio) and "not defined" in res.ratio_note
+
+
+# -- 3. bounded memory --------------------------------------------------------------------------------
+
+def test_pooling_keeps_each_columns_most_frequent_levels_and_says_so():
+    from dpsynth_core.utility import propensity_design
+    g = ["a"] * 50 + ["b"] * 30 + ["c"] * 15 + ["d"] * 5
+    data = pd.DataFrame({"g": g, "x": np.arange(100.0)})
+    design = propensity_design(data, kinds={"g": "categorical", "x": "numeric"}, max_terms=3)
+    # x takes one term, so g keeps 2 dummies: its two most frequent levels against the pooled rest.
+    assert design.names == ("g[T.a]", "g[T.b]", "x")
+    assert design.X[:, 0].sum() == 50 and design.X[:, 1].sum() == 30
+    assert design.reductions == ("Rare levels pooled: 1 categorical column with more than 3 levels keep their 2 "
+                                 "most frequent and pool the rest as '(other levels)', so the main effects take at "
+                                 "most 3 terms.",)
+    assert propensity_design(data, kinds={"g": "categorical", "x": "numeric"}).reductions == ()
+
+
+def test_interactions_are_capped_in_column_order_and_counted():
+    from dpsynth_core.utility import propensity_design
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({c: rng.normal(size=50) for c in "abcde"})  # 5 main effects, 10 products
+    design = propensity_design(data, kinds={c: "numeric" for c in "abcde"}, interactions=True, max_terms=40)
+    # A quarter (10) for the main effects: all 5 fit; 35 left for products: all 10 fit.
+    assert design.n_columns == 15 and design.reductions == ()
+    capped = propensity_design(data, kinds={c: "numeric" for c in "abcde"}, interactions=True, max_terms=8)
+    assert capped.names == ("a", "b", "c", "d", "e", "a:b", "a:c", "a:d")
+    assert capped.reductions == ("Interactions capped: 3 of the 10 possible pairwise products kept (the first in "
+                                 "column order), so the model fits at most 8 terms.",)
+
+
+def test_the_interaction_discriminator_on_many_text_levels_stays_within_the_memory_budget():
+    # 1,000 rows × 10 text columns × 60 levels: the logit with every pairwise interaction tried
+    # to allocate 29 GiB (177,000 products) before this cap.
+    import tracemalloc
+
+    from dpsynth_core.utility import run_discriminator
+    rng = np.random.default_rng(0)
+    levels = [f"level{j}" for j in range(60)]
+    real, synth = (pd.DataFrame({f"c{i}": rng.choice(levels, 1000) for i in range(10)}) for _ in range(2))
+    tracemalloc.start()
+    try:
+        res = run_discriminator(real, synth, "logit_interactions", seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < constraints.MEMORY_BUDGET_BYTES
+    assert res.n_params <= constraints.PROPENSITY_MAX_TERMS + 1  # + the intercept
+    assert any(n.startswith("Rare levels pooled: 10 categorical columns") for n in res.notes)
+    assert any(n.startswith("Interactions capped: ") for n in res.notes)
+
+
+def test_rows_are_subsampled_when_the_design_would_pass_the_memory_budget(monkeypatch):
+    # A budget of 1.6 MB at 400 terms and 4 copies of 8 bytes leaves room for 125 rows.
+    monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 1_600_000)
+    rng = np.random.default_rng(1)
+    real, synth = (pd.DataFrame({c: rng.normal(size=300) for c in "abc"}) for _ in range(2))
+    res = propensity_metrics(real, synth, interactions=True, seed=0)
+    assert res.n_used == 125
+    assert any(n.startswith("Rows subsampled: the model is fitted on 125 rows") for n in res.notes)

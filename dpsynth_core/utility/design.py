@@ -60,6 +60,8 @@ class Design:
     X: np.ndarray
     names: tuple[str, ...]
     groups: tuple[str, ...]
+    #: sentences stating how the design was cut down to its term cap (shown to the user)
+    reductions: tuple[str, ...] = ()
 
     @property
     def n_columns(self) -> int:
@@ -73,6 +75,7 @@ class Design:
             X=self.X[:, keep],
             names=tuple(self.names[i] for i in keep),
             groups=tuple(self.groups[i] for i in keep),
+            reductions=self.reductions,
         )
 
 
@@ -341,11 +344,57 @@ def _main_effects(
     return columns, names, groups
 
 
+#: Level that pooled rare levels become when the main effects exceed the term cap.
+OTHER_LEVELS = "(other levels)"
+
+
+def main_effect_count(data: pd.DataFrame, kinds: dict[str, str]) -> int:
+    """Columns the main effects of ``data`` take (before dropping dependent ones)."""
+    count = 0
+    for col, kind in kinds.items():
+        values = data[col]
+        if kind == "numeric":
+            x = values.to_numpy(dtype=float, na_value=np.nan)
+            count += 1 + int(not np.isfinite(x).all())
+        else:
+            count += max(values.nunique(dropna=False) - 1, 0)
+    return count
+
+
+def _pool_rare_levels(data: pd.DataFrame, kinds: dict[str, str], max_terms: int) -> tuple[pd.DataFrame, str | None]:
+    """Keep each categorical column's most frequent levels so the main effects fit in ``max_terms``."""
+    if main_effect_count(data, kinds) <= max_terms:
+        return data, None
+    cats = [c for c, k in kinds.items() if k == "categorical"]
+    if not cats:
+        return data, None  # numeric columns take one or two terms each (at most 400 at 200 columns)
+    fixed = main_effect_count(data, {c: k for c, k in kinds.items() if k == "numeric"})
+    counts = {c: as_labels(data[c]) for c in cats}
+    counts = {c: pd.Series(v).value_counts(sort=True) for c, v in counts.items()}
+    # The largest number of levels per column (the pooled one included) that fits the cap.
+    keep = 2
+    for k in range(2, max(len(v) for v in counts.values()) + 1):
+        if fixed + sum(min(len(v), k) - 1 for v in counts.values()) > max_terms:
+            break
+        keep = k
+    pooled = {}
+    for c, v in counts.items():
+        if len(v) > keep:
+            kept = set(v.index[: keep - 1])
+            labels = as_labels(data[c])
+            pooled[c] = np.where(pd.Series(labels).isin(kept).to_numpy(), labels, OTHER_LEVELS)
+    note = (f"Rare levels pooled: {len(pooled)} categorical column{'s' if len(pooled) != 1 else ''} with more "
+            f"than {keep} levels keep their {keep - 1} most frequent and pool the rest as {OTHER_LEVELS!r}, "
+            f"so the main effects take at most {max_terms:,} terms.")
+    return data.assign(**pooled), note
+
+
 def propensity_design(
     data: pd.DataFrame,
     *,
     kinds: dict[str, str],
     interactions: bool = False,
+    max_terms: int | None = None,
 ) -> Design:
     """Encode stacked real and synthetic rows for a propensity model.
 
@@ -365,16 +414,33 @@ def propensity_design(
         Output of :func:`column_kinds`; its keys are the columns encoded.
     interactions : bool, default False
         Add pairwise products of main-effect columns.
+    max_terms : int or None, default None
+        Cap on the design's columns: beyond it each categorical column's
+        rarest levels are pooled into ``"(other levels)"`` and only the first
+        pairwise products (in column order) are kept. ``Design.reductions``
+        states what was cut.
 
     Returns
     -------
     Design
     """
+    reductions = []
+    if max_terms is not None:
+        # With interactions the main effects get a quarter of the terms, the products the rest.
+        data, note = _pool_rare_levels(data, kinds, max_terms // 4 if interactions else max_terms)
+        reductions += [note] if note else []
     columns, names, groups = _main_effects(data, kinds)
     if interactions and len(columns) > 1:
+        room = None if max_terms is None else max(max_terms - len(columns), 0)
+        sizes = pd.Series(groups).value_counts().to_numpy()
+        possible = int((len(groups) ** 2 - int((sizes ** 2).sum())) // 2)  # pairs from different variables
         main = list(zip(columns, names, groups))
+        added, capped = 0, False
         for i in range(len(main)):
             for j in range(i + 1, len(main)):
+                if room is not None and added >= room:
+                    capped = True
+                    break
                 (xi, ni, gi), (xj, nj, gj) = main[i], main[j]
                 # Two dummies of one variable never both equal 1, and a
                 # numeric column times its own missing indicator is 0.
@@ -386,7 +452,11 @@ def propensity_design(
                 columns.append(product)
                 names.append(f"{ni}:{nj}")
                 groups.append(f"{gi}:{gj}")
+                added += 1
+        if capped:
+            reductions.append(f"Interactions capped: {added:,} of the {possible:,} possible pairwise products "
+                              f"kept (the first in column order), so the model fits at most {max_terms:,} terms.")
     n = len(data)
     X = np.column_stack(columns) if columns else np.zeros((n, 0))
-    design = Design(X=X, names=tuple(names), groups=tuple(groups))
+    design = Design(X=X, names=tuple(names), groups=tuple(groups), reductions=tuple(reductions))
     return design.take(independent_columns(design.X))

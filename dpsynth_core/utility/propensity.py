@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from .design import Design, column_kinds, independent_columns, propensity_design
+from .design import Design, column_kinds, independent_columns, main_effect_count, propensity_design
 from .univariate import ks_statistic
 
 __all__ = ["PropensityResult", "propensity_metrics"]
@@ -158,6 +158,10 @@ class PropensityResult:
         With ``holdout``: positions of the scored rows among the ``n_used``
         stacked rows (real subsample first, then synthetic), aligned with
         ``scores``; None when every row is scored.
+    reductions : tuple of str
+        Sentences stating how the input was cut to stay within the term cap
+        and the memory budget (levels pooled, interactions capped, rows
+        subsampled); empty when nothing was cut. Part of :attr:`notes`.
     """
 
     pmse: float
@@ -177,6 +181,7 @@ class PropensityResult:
     holdout: float = 0.0
     n_fit: int = 0
     score_rows: np.ndarray | None = field(default=None, repr=False)
+    reductions: tuple[str, ...] = ()
 
     @property
     def ratio_note(self) -> str | None:
@@ -214,7 +219,7 @@ class PropensityResult:
     @property
     def notes(self) -> tuple[str, ...]:
         """Sentences the app shows beside the figures."""
-        out = []
+        out = list(self.reductions)
         if self.ratio_note:
             out.append(self.ratio_note)
         if not self.converged:
@@ -320,6 +325,10 @@ def _cart_alpha(c: float) -> float:
     # pruning by misclassification, which sklearn cannot, so this tree may
     # keep a few more splits than synthpop's.
     return _CART_CP * 2.0 * c * (1.0 - c)
+
+
+# Copies of the design matrix alive at once while fitting (see _propensity's cost check).
+_COPIES = 4
 
 
 def _pmse(scores: np.ndarray, c: float) -> float:
@@ -451,15 +460,26 @@ def _propensity(
     holdout: float = 0.0,
 ) -> PropensityResult:
     """The work of :func:`propensity_metrics`, after its checks."""
+    kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
+    interactions = interactions and model == "logit"
+    max_terms = constraints.PROPENSITY_MAX_TERMS
+    reductions = []
+    # Cost check before any matrix is built: the design and its copies (the column list, the
+    # stacked matrix, the centred one, the solver's) take about _COPIES × 8 bytes a cell.
+    terms = max_terms if interactions else min(main_effect_count(pd.concat([real, synth]), kinds), max_terms)
+    budget_rows = max(int(constraints.MEMORY_BUDGET_BYTES // (_COPIES * 8 * max(terms, 1))), 2)
+    if budget_rows < min(max_rows, len(real) + len(synth)):
+        max_rows = budget_rows
+        reductions.append(f"Rows subsampled: the model is fitted on {budget_rows:,} rows drawn at random, so its "
+                          f"{terms:,} terms stay within the {constraints.MEMORY_BUDGET_BYTES / 1e9:g} GB memory "
+                          "budget of one request.")
     idx_real, idx_synth = _subsample(len(real), len(synth), max_rows, rng)
     stacked = pd.concat([real.iloc[idx_real], synth.iloc[idx_synth]], ignore_index=True)
     t = np.r_[np.zeros(len(idx_real), dtype=int), np.ones(len(idx_synth), dtype=int)]
     n_used = len(t)
 
-    kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
-    design: Design = propensity_design(
-        stacked, kinds=kinds, interactions=interactions and model == "logit"
-    )
+    design: Design = propensity_design(stacked, kinds=kinds, interactions=interactions, max_terms=max_terms)
+    reductions = list(design.reductions) + reductions
     if holdout > 0:
         fit_rows, score_rows = _holdout_split(t, holdout, rng)
         # A rare dummy can be constant among the rows fitted.
@@ -533,6 +553,7 @@ def _propensity(
         holdout=float(holdout),
         n_fit=int(n_fit),
         score_rows=score_rows,
+        reductions=tuple(reductions),
     )
 
 
