@@ -105,7 +105,7 @@ def gower_dcr(
     check_frame(real, "real")
     check_frame(synth, "synth")
     if len(synth) == 0:
-        raise DataError("the synthetic data has no rows, so no distance can be measured")
+        raise DataError("The synthetic data have no rows, so no distance can be measured; synthesize some rows.")
     encoded_real, encoded_synth = _encode([real, synth], schema)
     return _NearestGower(encoded_synth, n_jobs=n_jobs).query(encoded_real)
 
@@ -181,7 +181,7 @@ def membership_inference(
     for frame, name in ((members, "members"), (non_members, "non_members"), (synth, "synth")):
         check_frame(frame, name)
         if len(frame) == 0:
-            raise DataError(f"membership inference needs records in {name}, got none")
+            raise DataError(f"Membership inference needs records in {name}, which has none; hold out and keep some rows.")
     encoded_members, encoded_non, encoded_synth = _encode([members, non_members, synth], schema)
     nearest = _NearestGower(encoded_synth, n_jobs=n_jobs)
     return _attack(nearest.query(encoded_members), nearest.query(encoded_non))
@@ -283,7 +283,7 @@ def distance_risk(
     check_frame(synth, "synth")
     for frame, name in ((train, "train"), (synth, "synth"), (holdout, "holdout")):
         if frame is not None and len(frame) == 0:
-            raise DataError(f"distance-based risk needs records in {name}, got none")
+            raise DataError(f"Distance-based risk needs records in {name}, which has none; hold out and keep some rows.")
     rng = np.random.default_rng(seed)
     frames = [train, synth] + ([holdout] if holdout is not None else [])
     names = [c for c, _, _ in _used_columns(frames, schema)]
@@ -374,10 +374,11 @@ def exact_copy_share(real: pd.DataFrame, synth: pd.DataFrame) -> float:
     check_frame(real, "real")
     check_frame(synth, "synth")
     if len(real) == 0:
-        raise DataError("the real data has no rows, so no share can be computed")
+        raise DataError("The real data have no rows, so no share can be computed; load data with rows.")
     missing = [c for c in real.columns if c not in synth.columns]
     if missing:
-        raise DataError(f"columns {missing!r} of the real data are not in the synthetic data")
+        raise DataError(f"Columns {missing!r} of the real data are not in the synthetic data; compare tables with "
+                        "the same columns.")
     columns = [np.concatenate(shared_codes([real[c], synth[c]])) for c in real.columns]
     rows = combine_codes(columns, len(real) + len(synth))
     return float(np.isin(rows[: len(real)], rows[len(real):]).mean())
@@ -398,11 +399,12 @@ def _used_columns(frames: list[pd.DataFrame], schema: Any) -> list[tuple[str, st
             if kind != "excluded":
                 specs.append((name, kind, getattr(col, "bounds", None) if kind == "numeric" else None))
     if not specs:
-        raise DataError("no column is left to measure distances on")
+        raise DataError("No column is left to measure distances on; mark at least one column categorical or numeric.")
     for name, _, _ in specs:
         for frame in frames:
             if name not in frame.columns:
-                raise DataError(f"column {name!r} is missing from one of the data sets compared")
+                raise DataError(f"Column {name!r} is missing from one of the data sets compared; compare tables with the "
+                                "same columns.")
     return [
         (name, kind or ("numeric" if all(is_numeric(f[name]) for f in frames) else "categorical"), bounds)
         for name, kind, bounds in specs

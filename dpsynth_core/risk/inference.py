@@ -187,7 +187,8 @@ def attribute_inference(
     ys = [t[ok] for t, ok in zip(targets, known)]
     for (name, _), y in zip(frames, ys):
         if len(y) < 2:
-            raise DataError(f"{name} has fewer than two known values of {sensitive!r}, so no model can be scored")
+            raise DataError(f"The {name} data have fewer than two known values of {sensitive!r}, so no model can "
+                            "be scored; choose another sensitive column.")
 
     predict, description = _fit(xs[1], ys[1], categorical, rng)
     const = _constant(ys[1], categorical)

@@ -129,7 +129,7 @@ def _check_roles(keys, sensitive, frames: Sequence[tuple[str, pd.DataFrame]]) ->
         if sensitive not in frame.columns:
             raise ValueError(f"the sensitive column {sensitive!r} is not a column of {name}")
         if len(frame) == 0:
-            raise DataError(f"{name} has no rows, so nothing can be matched")
+            raise DataError(f"The {name} data have no rows, so nothing can be matched; load data with rows.")
     return keys
 
 
@@ -473,7 +473,7 @@ def sample_uniqueness(real: pd.DataFrame, synth: pd.DataFrame, keys: Sequence[st
     check_frame(synth, "synth")
     keys = _check_keys(keys, real, synth)
     if len(real) == 0 or len(synth) == 0:
-        raise DataError("sample uniqueness needs rows in both the real and the synthetic data")
+        raise DataError("Sample uniqueness needs rows in both the real and the synthetic data; load data with rows.")
     real_u, synth_u = _uniques(real, keys), _uniques(synth, keys)
     n_s = len(synth)
     domains = {k: column_domain(k, [real, synth], schema) for k in keys}
