@@ -286,3 +286,19 @@ def test_rows_are_subsampled_when_the_design_would_pass_the_memory_budget(monkey
     res = propensity_metrics(real, synth, interactions=True, seed=0)
     assert res.n_used == 125
     assert any(n.startswith("Rows subsampled: the model is fitted on 125 rows") for n in res.notes)
+
+
+def test_a_distance_search_past_the_memory_budget_is_refused_before_it_starts(monkeypatch):
+    from dpsynth_core.risk import distance_risk
+    monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 1_000_000)
+    rng = np.random.default_rng(2)
+    levels = [f"v{j}" for j in range(100)]
+    real, synth = (pd.DataFrame({c: rng.permutation(levels * 3) for c in "abc"}) for _ in range(2))
+    # Column a (100 levels) splits the synthetic records into groups; a×b would pass 256 groups,
+    # so b and c stay coordinates: 200 per record, for 300 real + 300 synthetic + 300 random
+    # records, held twice at 8 bytes: 16 · 900 · 200 = 2.88 MB.
+    with pytest.raises(DataError, match=r"^Measuring distances would need about 0\.00288 GB \(900 records × 200 "
+                                        r"coordinates.*over the 0\.001 GB a request may use; exclude columns"):
+        distance_risk(real, synth, seed=0)
+    monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 2_880_000)
+    assert distance_risk(real, synth, seed=0).dcr_train.shape == (300,)  # exactly at the budget: measured

@@ -32,6 +32,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 from sklearn.metrics import roc_auc_score, roc_curve
 
+from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
@@ -107,6 +108,7 @@ def gower_dcr(
     if len(synth) == 0:
         raise DataError("The synthetic data have no rows, so no distance can be measured; synthesize some rows.")
     encoded_real, encoded_synth = _encode([real, synth], schema)
+    check_distance_cost([encoded_real, encoded_synth], encoded_synth)
     return _NearestGower(encoded_synth, n_jobs=n_jobs).query(encoded_real)
 
 
@@ -183,6 +185,7 @@ def membership_inference(
         if len(frame) == 0:
             raise DataError(f"Membership inference needs records in {name}, which has none; hold out and keep some rows.")
     encoded_members, encoded_non, encoded_synth = _encode([members, non_members, synth], schema)
+    check_distance_cost([encoded_members, encoded_non, encoded_synth], encoded_synth)
     nearest = _NearestGower(encoded_synth, n_jobs=n_jobs)
     return _attack(nearest.query(encoded_members), nearest.query(encoded_non))
 
@@ -290,6 +293,7 @@ def distance_risk(
     domains = {c: column_domain(c, frames, schema) for c in names}
     noise = random_public_data(names, domains, len(synth), rng)
     encoded = _encode([*frames, noise], schema)
+    check_distance_cost(encoded, encoded[1])
     enc_train, enc_synth, enc_noise = encoded[0], encoded[1], encoded[-1]
     nearest = _NearestGower(enc_synth, n_jobs=n_jobs)
     dcr_train = nearest.query(enc_train)
@@ -424,6 +428,26 @@ class _Encoded:
     numeric: np.ndarray  # (n, numeric coordinates), float
     levels: np.ndarray  # categories per categorical column, shared by all frames
     p: int  # columns used
+
+
+def check_distance_cost(encoded: list[_Encoded], synth: _Encoded) -> None:
+    """Refuse, before any search, a distance search whose coordinates would pass the memory budget.
+
+    Every record becomes a row of numeric coordinates plus one per category of
+    each categorical column that does not split the synthetic records into
+    groups (see :class:`_NearestGower`), held by the KD-trees and by the
+    queries, about twice over.
+    """
+    rows = sum(len(e.codes) for e in encoded)
+    grouped = _NearestGower._grouping_columns(synth.codes, synth.levels)
+    width = synth.numeric.shape[1] + int(sum(n for k, n in enumerate(synth.levels) if k not in grouped))
+    need = 2 * 8 * rows * width
+    if need > constraints.MEMORY_BUDGET_BYTES:
+        raise DataError(
+            f"Measuring distances would need about {need / 1e9:.3g} GB ({rows:,} records × {width:,} "
+            f"coordinates, one per category), over the {constraints.MEMORY_BUDGET_BYTES / 1e9:g} GB a request "
+            "may use; exclude columns with many categories on the Data page or synthesize fewer rows."
+        )
 
 
 def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:
