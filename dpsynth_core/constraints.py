@@ -38,6 +38,14 @@ CART_MIN_LEAF = 5           # synthpop's minbucket
 # refuses in a sentence.
 MEMORY_BUDGET_BYTES = 1_000_000_000
 
+
+def over_memory_budget(what: str, need: float, remedy: str) -> str | None:
+    """One sentence refusing ``what`` when ``need`` bytes pass the budget, or None."""
+    if need <= MEMORY_BUDGET_BYTES:
+        return None
+    return (f"{what} would need about {need / 1e9:.3g} GB of memory, over the {MEMORY_BUDGET_BYTES / 1e9:g} GB "
+            f"a request may use; {remedy}.")
+
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
 # Most model terms (design columns) a discriminator fits: rare levels are pooled and

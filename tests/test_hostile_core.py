@@ -297,8 +297,28 @@ def test_a_distance_search_past_the_memory_budget_is_refused_before_it_starts(mo
     # Column a (100 levels) splits the synthetic records into groups; a×b would pass 256 groups,
     # so b and c stay coordinates: 200 per record, for 300 real + 300 synthetic + 300 random
     # records, held twice at 8 bytes: 16 · 900 · 200 = 2.88 MB.
-    with pytest.raises(DataError, match=r"^Measuring distances would need about 0\.00288 GB \(900 records × 200 "
-                                        r"coordinates.*over the 0\.001 GB a request may use; exclude columns"):
+    with pytest.raises(DataError, match=r"^Measuring distances on 900 records × 200 coordinates \(one per category\) "
+                                        r"would need about 0\.00288 GB of memory, over the 0\.001 GB a request may "
+                                        r"use; exclude columns"):
         distance_risk(real, synth, seed=0)
     monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 2_880_000)
     assert distance_risk(real, synth, seed=0).dcr_train.shape == (300,)  # exactly at the budget: measured
+
+
+@pytest.mark.parametrize("method, message", [
+    # 1 + 3 × 99 dummies = 298 design columns, three matrices of 100 rows at 8 bytes: 715,200 bytes.
+    ("parametric", r"^Parametric synthesis on 100 rows with 298 design columns \(one per category\) would need "
+                   r"about 0\.000715 GB of memory, over the 0\.0004 GB a request may use; exclude columns"),
+    ("dp_seqreg", r"^DP sequential regression on 100 rows with 298 design columns"),
+    # Weights for every (other column's code, own code): 300² − 3 · 100² = 60,000 floats, 480,000 bytes.
+    ("pmi", r"^PMI's models of 3 columns with 300 codes in all would need about 0\.00048 GB of memory"),
+])
+def test_model_based_synthesizers_refuse_a_design_past_the_memory_budget(monkeypatch, method, message):
+    monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 400_000)
+    levels = [f"v{j:02d}" for j in range(100)]
+    df = pd.DataFrame({c: levels for c in "abc"})
+    schema = Schema.from_dict({c: {"kind": "categorical", "categories": levels} for c in "abc"})
+    with pytest.raises(MethodRefused, match=message):
+        synthesize(df, method, epsilon=1.0, n=100, schema=schema, seed=0)
+    monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 800_000)
+    assert len(synthesize(df, method, epsilon=1.0, n=100, schema=schema, seed=0).data) == 100

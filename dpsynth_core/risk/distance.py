@@ -441,13 +441,11 @@ def check_distance_cost(encoded: list[_Encoded], synth: _Encoded) -> None:
     rows = sum(len(e.codes) for e in encoded)
     grouped = _NearestGower._grouping_columns(synth.codes, synth.levels)
     width = synth.numeric.shape[1] + int(sum(n for k, n in enumerate(synth.levels) if k not in grouped))
-    need = 2 * 8 * rows * width
-    if need > constraints.MEMORY_BUDGET_BYTES:
-        raise DataError(
-            f"Measuring distances would need about {need / 1e9:.3g} GB ({rows:,} records × {width:,} "
-            f"coordinates, one per category), over the {constraints.MEMORY_BUDGET_BYTES / 1e9:g} GB a request "
-            "may use; exclude columns with many categories on the Data page or synthesize fewer rows."
-        )
+    refusal = constraints.over_memory_budget(
+        f"Measuring distances on {rows:,} records × {width:,} coordinates (one per category)", 2 * 8 * rows * width,
+        "exclude columns with many categories on the Data page or synthesize fewer rows")
+    if refusal:
+        raise DataError(refusal)
 
 
 def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:

@@ -43,10 +43,12 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
+from ..errors import MethodRefused
 from ..mechanisms import geometric_noise, laplace_scale
 from .base import Step, Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode_column
-from .regression_design import check_options, column_features, design_matrix, from_unit, to_unit
+from .regression_design import (check_options, column_features, design_matrix, design_refusal, from_unit,
+                                to_unit)
 
 UU, UY, YY, ZZ = "U'U", "U'Y", "Y'Y", "Z'Z"  # keys of moment_sensitivities
 DEFAULT_CAT_BINS = 5
@@ -237,7 +239,8 @@ class DPSequentialRegression(Synthesizer):
 
     # -- checks before any work ---------------------------------------------------
     def refuse(self, schema, columns, n, *, bins, cat_bins, max_cells, order=None):
-        bad = check_options(bins=bins, cat_bins=cat_bins, max_cells=max_cells)
+        bad = check_options(bins=bins, cat_bins=cat_bins, max_cells=max_cells) \
+            or design_refusal("DP sequential regression", schema, columns, n)
         if bad or order is None:
             return bad
         if isinstance(order, str) or not all(isinstance(c, str) for c in order):
@@ -257,6 +260,9 @@ class DPSequentialRegression(Synthesizer):
 
     # -- measure: exact statistics, cached ---------------------------------------
     def measure(self, df, schema, columns, *, bins, cat_bins, max_cells, order=None):
+        refusal = design_refusal("DP sequential regression", schema, columns, len(df))  # refuse() saw n_s rows
+        if refusal:
+            raise MethodRefused(refusal)
         chain = self.chain(columns, order)
         n = len(df)
         values = {c: df[c].to_numpy() for c in chain}
