@@ -22,6 +22,9 @@ MAX_COLUMNS = 200
 # reliably: a range, a variance or a float32 model input overflows. A column
 # holding one is excluded at inference, and declared bounds must lie within it.
 MAX_ABS_VALUE = 1e100
+# scikit-learn's trees compare float32 inputs: numbers are clipped to this before they
+# enter one (past float32's 3.4e38 they would become inf; values inside keep their splits).
+FLOAT32_SAFE = 1e38
 MAX_CATEGORIES = 100        # a text column with more distinct values is excluded
 INTEGER_CATEGORICAL_MAX = 10  # an integer column with at most this many values is categorical
 ID_MIN_ROWS = 20            # below this, "a distinct value per row" says nothing

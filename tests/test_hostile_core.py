@@ -78,6 +78,10 @@ def test_cart_clips_huge_values_to_declared_bounds_before_its_float32_trees():
     out = synthesize(df, "cart", schema=schema, seed=1).data
     assert out_of_domain(out, schema) == []
     assert (out["a"] == -1e100).any()  # the clipped donor is handed out, at the bound
+    # In the trees the bound is clipped to float32's range; ordinary values are left as they are.
+    from dpsynth_core.synth.cart import as_feature
+    assert as_feature(np.array([-1e300, 1.5, np.nan, 1e5]), schema["a"]).tolist()[:2] == [-1e38, 1.5]
+    assert np.isnan(as_feature(np.array([np.nan]), schema["a"])[0])
 
 
 def test_parametric_with_a_constant_categorical_before_another():
@@ -322,3 +326,19 @@ def test_model_based_synthesizers_refuse_a_design_past_the_memory_budget(monkeyp
         synthesize(df, method, epsilon=1.0, n=100, schema=schema, seed=0)
     monkeypatch.setattr(constraints, "MEMORY_BUDGET_BYTES", 800_000)
     assert len(synthesize(df, method, epsilon=1.0, n=100, schema=schema, seed=0).data) == 100
+
+
+def test_attribute_inference_with_a_key_near_the_limit_of_the_data():
+    # 1e100 is a number the schema keeps, but float32 trees saw it as inf and raised.
+    from dpsynth_core.risk import attribute_inference
+    rng = np.random.default_rng(3)
+    key = np.r_[rng.normal(size=199), 1e100]
+    sensitive = np.where(key > 0, "hi", "lo")
+    real = pd.DataFrame({"k": key, "s": sensitive})
+    synth = real.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    res = attribute_inference(real, synth, ["k"], "s", seed=0)
+    # Clipped to float32's range the huge key is still the largest, so every split is kept:
+    # the same score as with that key at 1e30.
+    tame = attribute_inference(real.assign(k=np.r_[key[:-1], 1e30]), synth.assign(k=synth["k"].clip(upper=1e30)),
+                               ["k"], "s", seed=0)
+    assert res.score == tame.score and res.score > 0.9

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from ..scoring import register_scorer
@@ -86,7 +87,9 @@ class _Design:
                                else p[:, None].astype(np.float32))
             else:
                 for out, f in zip(self.blocks, frames):
-                    out.append(as_float(f[k], k)[:, None])  # trees split on NaN natively
+                    # trees split on NaN natively, and compare float32: huge values (and inf) are clipped
+                    x = np.clip(as_float(f[k], k), -constraints.FLOAT32_SAFE, constraints.FLOAT32_SAFE)
+                    out.append(x[:, None])
 
     def matrix(self, i: int) -> np.ndarray:
         return np.hstack(self.blocks[i]).astype(np.float64)

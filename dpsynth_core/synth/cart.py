@@ -10,7 +10,6 @@ levels); missing values go down the tree natively.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,35 +17,24 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from .. import constraints
+from ..constraints import FLOAT32_SAFE
 from ..schema import ColumnSchema
 from .base import Synthesizer, register
-
-
-# scikit-learn's trees compare float32 inputs: larger numbers would become inf.
-_FLOAT32_SAFE = 2.0 ** 100
+from .encoding import clip_numeric
 
 
 def as_feature(values, col: ColumnSchema) -> np.ndarray:
     """A column as tree input: numbers, or category codes (NaN when missing).
 
-    Numbers are clipped to the declared bounds and, when the bounds reach past
-    float32's range, scaled by a power of two (exact, and it keeps every split).
+    Numbers are clipped to the declared bounds, then to float32's range, in
+    which scikit-learn's trees compare them (beyond it they would become inf).
     """
     if col.kind == "categorical":
         codes = pd.Categorical(values, categories=list(col.categories)).codes.astype(float)
         codes[codes < 0] = np.nan
         return codes
     x = np.clip(pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float), *col.bounds)
-    top = max(abs(b) for b in col.bounds)
-    return np.ldexp(x, -math.frexp(top)[1]) if top > _FLOAT32_SAFE else x
-
-
-def donor_values(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
-    """Real values a leaf hands out, numbers clipped to the declared bounds (as every method's output)."""
-    if col.kind != "numeric":
-        return values
-    x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
-    return np.clip(x, *col.bounds)
+    return np.clip(x, -FLOAT32_SAFE, FLOAT32_SAFE)
 
 
 @dataclass
@@ -87,7 +75,7 @@ class SequentialCart(Synthesizer):
             if c not in targets:
                 continue
             predictors = order[:i]
-            values = donor_values(df[c].to_numpy(), schema[c])
+            values = clip_numeric(df[c].to_numpy(), schema[c])  # the donors a leaf hands out
             if not predictors:
                 nodes.append(_Node(c, [], None, values, np.zeros(len(values), np.int64)))
                 continue

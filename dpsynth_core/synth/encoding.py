@@ -89,6 +89,20 @@ def decode_column(codes: np.ndarray, domain: Domain, rng: np.random.Generator) -
     return x
 
 
+def clip_numeric(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
+    """Real values of a column as a method that copies them releases: numbers clipped to the declared bounds.
+
+    Values already inside come back as they are (whole numbers past 2**53 stay exact); a
+    value that is not a number becomes missing.
+    """
+    if col.kind != "numeric":
+        return values
+    x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+    lo, hi = col.bounds
+    outside = (x < lo) | (x > hi) | (np.isnan(x) & pd.notna(values))
+    return np.clip(x, lo, hi) if outside.any() else values
+
+
 def encode(df: pd.DataFrame, schema: Schema, columns: list[str], bins: int) -> tuple[np.ndarray, list[Domain]]:
     """Codes of ``columns`` as an (n, len(columns)) array, with their domains."""
     domains = [column_domain(schema[c], bins) for c in columns]
