@@ -4,7 +4,7 @@ Hypothesis writes small hostile CSV files (infinite, huge and tiny numbers,
 booleans with blanks, integers past 64 bits, constant and all-missing columns,
 mixed types, Unicode and spreadsheet formulas in names and values, many
 levels, one column) and each goes the way the app takes it: ``load_csv`` →
-``infer_schema`` → the schema through JSON as the pages pass it → a
+``infer_schema`` (or a declared schema) → the schema through JSON as the pages pass it → a
 synthesizer → every core measure the Compare and Risk pages call. The
 property: each step either returns, with every synthetic value inside the
 declared domain, or raises DataError / MethodRefused with one sentence.
@@ -12,7 +12,8 @@ Nothing else may escape.
 
 Budget: a fixed, derandomized run (``derandomize=True``) of MAX_EXAMPLES
 files, each synthesized with every method, sized to stay under a minute on
-one busy core.
+one busy core. Half the files go with a schema the user declared and the data
+break (values outside the bounds and the category lists).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from hypothesis import strategies as st
 
 from dpsynth_core import load_csv, risk, rumap, to_csv_bytes, utility
 from dpsynth_core.errors import DataError, MethodRefused
-from dpsynth_core.schema import Schema, infer_schema
+from dpsynth_core.schema import Schema, infer_schema, merge_declared
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from tests.test_hostile_core import out_of_domain
 
@@ -168,13 +169,31 @@ def risk_page(real: pd.DataFrame, synth: pd.DataFrame, holdout, schema: Schema, 
         attempt(risk.attribute_inference, real, synth, keys, sensitive, schema=schema, holdout=holdout, seed=0)
 
 
-def whole_core_path(data: bytes, holdout_share: float) -> None:
+def declared_over(inferred: Schema) -> Schema:
+    """A schema a user might declare on the Data page that the data break.
+
+    Numeric columns (and those excluded as too large) get bounds [−10, 10]; each
+    categorical column loses its first category from the list, so some values lie
+    outside it. Every column may be missing.
+    """
+    spec = {}
+    for name, col in inferred.columns.items():
+        if col.kind == "categorical" and len(col.categories) > 1:
+            spec[name] = {"kind": "categorical", "categories": list(col.categories[1:]), "nullable": True}
+        elif col.kind == "numeric" or "too large" in col.reason:
+            spec[name] = {"kind": "numeric", "bounds": [-10, 10], "nullable": True}
+    return merge_declared(inferred, Schema.from_dict(spec)) if spec else inferred
+
+
+def whole_core_path(data: bytes, holdout_share: float, declare: bool = False) -> None:
     df = attempt(load_csv, io.BytesIO(data))
     event("refused by load_csv" if df is None else "loaded")  # shown by --hypothesis-show-statistics
     if df is None:
         return
     inferred = infer_schema(df)  # never refuses: a column it cannot use is excluded, with its reason
     event(f"{len(inferred.used)} modelled column(s)")
+    if declare:
+        inferred = declared_over(inferred)
     schema = Schema.from_dict(json.loads(json.dumps(inferred.to_dict(), default=str)))  # as the pages pass it
     train, held = rumap.split_holdout(df, holdout_share, seed=0) if len(df) >= 6 else (df, None)
     for method in METHODS:
@@ -194,8 +213,8 @@ def whole_core_path(data: bytes, holdout_share: float) -> None:
 @pytest.mark.slow
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=hostile_csv(), holdout_share=st.sampled_from([0.0, 0.3]))
-def test_hostile_files_get_a_result_in_the_domain_or_one_sentence(data, holdout_share):
+@given(data=hostile_csv(), holdout_share=st.sampled_from([0.0, 0.3]), declare=st.booleans())
+def test_hostile_files_get_a_result_in_the_domain_or_one_sentence(data, holdout_share, declare):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numpy's overflow warnings are not the property
-        whole_core_path(data, holdout_share)
+        whole_core_path(data, holdout_share, declare)

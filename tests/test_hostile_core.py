@@ -342,3 +342,31 @@ def test_attribute_inference_with_a_key_near_the_limit_of_the_data():
     tame = attribute_inference(real.assign(k=np.r_[key[:-1], 1e30]), synth.assign(k=synth["k"].clip(upper=1e30)),
                                ["k"], "s", seed=0)
     assert res.score == tame.score and res.score > 0.9
+
+
+def test_attribute_inference_counts_an_infinite_sensitive_value_as_unknown():
+    from dpsynth_core.risk import attribute_inference
+    real = pd.DataFrame({"k": ["a", "b"] * 10, "s": [1.0, 2.0] * 9 + [-np.inf, 2.0]})
+    res = attribute_inference(real, real.iloc[:18], ["k"], "s", seed=0)
+    assert res.n == 19  # the record whose value is -inf is not scored
+    finite = attribute_inference(real.iloc[[*range(18), 19]], real.iloc[:18], ["k"], "s", seed=0)
+    assert res.score == finite.score
+
+
+def test_default_sensitive_tolerance_of_a_range_wider_than_the_largest_float():
+    from dpsynth_core.risk import default_sensitive_tolerance
+    frame = pd.DataFrame({"s": [1e308, -1e308, 0.0]})
+    # 5% of the range 2e308 (which overflows a float) is 1e307.
+    assert default_sensitive_tolerance("s", [frame, frame]) == pytest.approx(1e307)
+
+
+def test_random_public_data_over_whole_numbers_past_int64_and_the_widest_float_range():
+    from dpsynth_core.risk.reference import Domain, random_public_data
+    rng = np.random.default_rng(0)
+    big = Domain(kind="numeric", lower=2.0 ** 64, upper=2.0 ** 64 + 2.0 ** 20, integer=True)
+    wide = Domain(kind="numeric", lower=-1.7e308, upper=1.7e308)
+    out = random_public_data(["big", "wide"], {"big": big, "wide": wide}, 2000, rng)
+    assert out["big"].between(big.lower, big.upper).all() and (out["big"] % 1 == 0).all()
+    assert np.isfinite(out["wide"]).all() and out["wide"].between(wide.lower, wide.upper).all()
+    # Uniform over the range: about half the draws are negative (binomial sd ≈ 22 of 2,000; 5 sd slack).
+    assert abs((out["wide"] < 0).sum() - 1000) < 112

@@ -88,11 +88,15 @@ class _Design:
             else:
                 for out, f in zip(self.blocks, frames):
                     # trees split on NaN natively, and compare float32: huge values (and inf) are clipped
-                    x = np.clip(as_float(f[k], k), -constraints.FLOAT32_SAFE, constraints.FLOAT32_SAFE)
-                    out.append(x[:, None])
+                    out.append(np.clip(as_float(f[k], k), -constraints.FLOAT32_SAFE, constraints.FLOAT32_SAFE)[:, None])
 
     def matrix(self, i: int) -> np.ndarray:
         return np.hstack(self.blocks[i]).astype(np.float64)
+
+
+def _finite_or_nan(x: np.ndarray) -> np.ndarray:
+    """Numbers clipped to float32's range, infinite ones made missing."""
+    return np.where(np.isfinite(x), np.clip(x, -constraints.FLOAT32_SAFE, constraints.FLOAT32_SAFE), np.nan)
 
 
 def _constant(y: np.ndarray, categorical: bool) -> float:
@@ -184,7 +188,9 @@ def attribute_inference(
     if categorical:
         targets = shared_codes([f[sensitive] for f in data])
     else:
-        targets = [as_float(f[sensitive], sensitive) for f in data]
+        # An infinite value cannot be predicted or scored: it counts as unknown, like a missing one;
+        # huge ones are clipped so the tree's squared errors stay finite.
+        targets = [_finite_or_nan(as_float(f[sensitive], sensitive)) for f in data]
     known = [np.ones(len(t), bool) if categorical else ~np.isnan(t) for t in targets]
     xs = [design.matrix(i)[ok] for i, ok in enumerate(known)]
     ys = [t[ok] for t, ok in zip(targets, known)]

@@ -140,8 +140,9 @@ def default_sensitive_tolerance(column: str, frames: Sequence[pd.DataFrame], sch
 
 def _sensitive_tolerance(value, domain) -> float:
     if value is None:
-        span = domain.upper - domain.lower
-        return DEFAULT_TOLERANCE_SHARE * span if span > 0 else 0.0
+        # 5% of each end first: the span of numbers near ±1.8e308 would overflow to inf.
+        tol = DEFAULT_TOLERANCE_SHARE * domain.upper - DEFAULT_TOLERANCE_SHARE * domain.lower
+        return float(tol) if tol > 0 and math.isfinite(tol) else 0.0
     if isinstance(value, bool) or not isinstance(value, Real) or not (math.isfinite(value) and value >= 0):
         raise ValueError(f"sensitive_tolerance must be a finite number >= 0, got {value!r}")
     return float(value)

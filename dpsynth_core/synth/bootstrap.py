@@ -7,7 +7,7 @@ and as risky, since most released rows are real records.
 from __future__ import annotations
 
 from .base import Synthesizer, register
-from .encoding import clip_numeric
+from .encoding import keep_in_domain
 
 
 @register
@@ -19,7 +19,7 @@ class Bootstrap(Synthesizer):
 
     def measure(self, df, schema, columns):
         # A declared bound is a promise about every released value: numbers outside it are clipped.
-        return {c: clip_numeric(df[c].to_numpy(), schema[c]) for c in columns}
+        return {c: keep_in_domain(df[c].to_numpy(), schema[c]) for c in columns}
 
     def release(self, measured, *, epsilon, n, rng):
         rows = rng.integers(0, len(next(iter(measured.values()))), size=n)

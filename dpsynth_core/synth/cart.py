@@ -20,7 +20,7 @@ from .. import constraints
 from ..constraints import FLOAT32_SAFE
 from ..schema import ColumnSchema
 from .base import Synthesizer, register
-from .encoding import clip_numeric
+from .encoding import keep_in_domain
 
 
 def as_feature(values, col: ColumnSchema) -> np.ndarray:
@@ -75,7 +75,7 @@ class SequentialCart(Synthesizer):
             if c not in targets:
                 continue
             predictors = order[:i]
-            values = clip_numeric(df[c].to_numpy(), schema[c])  # the donors a leaf hands out
+            values = keep_in_domain(df[c].to_numpy(), schema[c])  # the donors a leaf hands out
             if not predictors:
                 nodes.append(_Node(c, [], None, values, np.zeros(len(values), np.int64)))
                 continue
