@@ -26,6 +26,21 @@ def _on_input():
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
+def show_forecast(method, cfg, schema) -> None:
+    """Before any run: the method's utility forecast and the suggested method, from public facts only
+    (the schema, the total ε, n if declared, the options; issue 18)."""
+    options = dict(cfg.params) if cfg.method == method else {}  # the core adds the method's defaults
+    try:
+        fc = core.forecast(method, schema, cfg.epsilon, cfg.n, **options)
+        suggestion = core.suggest_method(schema, cfg.epsilon, cfg.n)
+    except (ValueError, TypeError, ArithmeticError):
+        return  # an option out of range: the synthesis itself says what is wrong
+    if fc is not None:
+        (st.warning if fc.level == "poor" else st.caption)("Forecast: " + fc.sentence)
+    if suggestion.method != method:
+        st.caption(suggestion.sentence)
+
+
 def controls(ds, cfg) -> None:
     """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
     methods = list(core.SYNTHESIZERS)
@@ -38,6 +53,7 @@ def controls(ds, cfg) -> None:
         )
         chosen = core.SYNTHESIZERS[ss["method"]]
         st.caption(chosen.description)
+        show_forecast(ss["method"], cfg, ds.schema)
         is_dp_method = chosen.is_dp
         options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
             else dict(getattr(chosen, "defaults", {}))
@@ -82,6 +98,8 @@ def controls(ds, cfg) -> None:
                     st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
                 elif name == "order":
                     st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
+                elif isinstance(default, bool):
+                    st.checkbox(name, value=value, key=key, help=helptext)
                 elif isinstance(default, int):
                     st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
                 elif isinstance(default, float):
