@@ -370,3 +370,17 @@ def test_random_public_data_over_whole_numbers_past_int64_and_the_widest_float_r
     assert np.isfinite(out["wide"]).all() and out["wide"].between(wide.lower, wide.upper).all()
     # Uniform over the range: about half the draws are negative (binomial sd ≈ 22 of 2,000; 5 sd slack).
     assert abs((out["wide"] < 0).sum() - 1000) < 112
+
+
+def test_a_constant_column_of_huge_numbers_still_gets_bins():
+    frame = pd.DataFrame({"a": [1e308] * 5})
+    h = histogram_data(frame, frame, "a", bins=4)
+    assert h["real_count"].sum() == 5 and h["real_count"].max() == 5
+    assert utility_summary(frame, frame).columns.distances.loc["a", "ks"] == 0.0
+
+
+def test_a_regression_on_numbers_too_large_to_fit_is_refused_in_a_sentence():
+    from dpsynth_core.utility import regression_ci_overlap
+    frame = pd.DataFrame({"y": [1e308, 1.0, 2.0, 3.0, 4.0], "x": [1.0, 2.0, 3.0, 4.0, 6.0]})
+    with pytest.raises(DataError, match=r"^Column 'y' holds numbers beyond ±1e\+100, too large to fit a regression"):
+        regression_ci_overlap(frame, frame, "y", ["x"])

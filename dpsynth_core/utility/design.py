@@ -158,14 +158,20 @@ def schema_categorical(schema, columns: Iterable[str]) -> list[str] | None:
 def bin_edges(finite: np.ndarray, bins: int) -> np.ndarray:
     """``bins`` equal-width bin edges over the range of ``finite`` (numpy's, when it can).
 
-    numpy refuses a range wider than the largest float (say −1e308 to 1e308);
-    the edges are then laid out over half the values and doubled, which is exact.
+    numpy refuses a range wider than the largest float (say −1e308 to 1e308),
+    and a single huge value (its ±0.5 is lost in rounding); the edges are then
+    laid out over half the values and doubled, which is exact.
     """
     with np.errstate(over="ignore"):
         span = finite.max() - finite.min()
     if np.isfinite(span):
-        return np.histogram_bin_edges(finite, bins=bins)
-    return 2.0 * np.linspace(finite.min() / 2.0, finite.max() / 2.0, bins + 1)
+        try:
+            return np.histogram_bin_edges(finite, bins=bins)
+        except ValueError:
+            pass  # one value near 1e308: numpy's ±0.5 around it is lost in rounding
+    lo, hi = finite.min() / 2.0, finite.max() / 2.0
+    pad = abs(lo) * 1e-9 if lo == hi else 0.0  # a relative pad that rounding keeps
+    return 2.0 * np.linspace(lo - pad, hi + pad, bins + 1)
 
 
 def _label(value) -> str:
