@@ -120,13 +120,27 @@ def _axis_reversed(metric: str) -> bool:
     return info.goal == "maximize"
 
 
-def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
+def _end_labels(epsilons: pd.Series) -> list[str]:
+    """ε text at the two ends of a method's line only; the points between say theirs on hover."""
+    eps = list(epsilons)
+    return [(f"ε={e:g}" if i in (0, len(eps) - 1) else "") if not math.isnan(e) else "not DP"
+            for i, e in enumerate(eps)]
+
+
+# Label positions taken in turn by the methods, so two lines ending near each other do not stack labels.
+_TEXT_POSITIONS = ["top right", "bottom left", "top left", "bottom right", "middle right", "middle left"]
+
+
+def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = None) -> go.Figure:
     """Risk (x) against utility (y): one line per method through its ε sweep.
 
     Means over replicates are drawn with error bars of ±1 standard deviation;
     reference points (original data, bootstrap) are drawn as stars. Each
     marker's ``customdata`` is ``[method, epsilon, seed]`` of one replicate
-    (the first), so a selection can load that synthesis.
+    (the first), so a selection can load that synthesis. Only the ends of a
+    line carry their ε as text (the rest on hover), each method's labels on
+    its own side. ``answer`` (from :func:`dpsynth_core.rumap.smallest_epsilon`,
+    with its ``epsilon``, ``risk`` and ``utility``) is ringed and labelled.
     """
     summary = summarise(points, x, y)
     xl = METRICS[x].label if x in METRICS else x
@@ -135,13 +149,13 @@ def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
     for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
         part = part.sort_values("epsilon")
         ref = bool(part["reference"].iloc[0]) or method == "original"
-        eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "no ε (not DP)" for e in part["epsilon"]]
+        eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "not DP" for e in part["epsilon"]]
         name = esc(part["label"].iloc[0]) + ("" if part["is_dp"].all() else " (not DP)")
         fig.add_trace(go.Scatter(
             x=part["x"], y=part["y"], name=name,
             mode="markers+text" if ref else "lines+markers+text",
-            text=[esc(part["label"].iloc[0]) if ref else (f"ε={e:g}" if not math.isnan(e) else "")
-                  for e in part["epsilon"]], textposition="top right",
+            text=[esc(part["label"].iloc[0])] * len(part) if ref else _end_labels(part["epsilon"]),
+            textposition=_TEXT_POSITIONS[i % len(_TEXT_POSITIONS)],
             marker=dict(size=14 if ref else 9, symbol="star" if ref else "circle",
                         color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
             error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
@@ -155,6 +169,13 @@ def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
     if len(front) > 1:
         fig.add_trace(go.Scatter(x=front["x"], y=front["y"], name="Pareto frontier", mode="lines",
                                  line=dict(color="grey", dash="dash", width=1), hoverinfo="skip"))
+    if answer is not None and answer.get("epsilon") is not None:
+        fig.add_trace(go.Scatter(
+            x=[answer["risk"]], y=[answer["utility"]], name=f"answer: smallest ε = {answer['epsilon']:g}",
+            mode="markers", marker=dict(size=22, symbol="circle-open", color="black", line=dict(width=3)),
+            hoverinfo="skip"))
+        fig.add_annotation(x=answer["risk"], y=answer["utility"], text=f"smallest ε = {answer['epsilon']:g}",
+                           showarrow=True, arrowhead=2, ax=40, ay=-40, bgcolor="white", bordercolor="black")
     _layout(fig, "Risk–utility map", f"{esc(xl)} (risk)", f"{esc(yl)} (utility)")
     if _axis_reversed(x):
         fig.update_xaxes(autorange="reversed")
