@@ -28,8 +28,11 @@ def esc(text: object) -> str:
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
-    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white",
-                      margin=dict(l=50, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))
+    # The legend sits in a row above the plot, under the title: below it, it ran into the x axis's title
+    # and its tick labels (slanted bin labels reach far down).
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), xaxis_title=x, yaxis_title=y,
+                      template="plotly_white", margin=dict(l=50, r=20, t=90, b=50),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
     return fig
 
 

@@ -108,8 +108,12 @@ def exponential_figure(distributions: pd.DataFrame, x: int) -> go.Figure:
                    "probability")
 
 
-def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: float = 0.95) -> go.Figure:
-    """Coverage of each combining rule's interval (left) and the estimate's bias (right), along ε or m."""
+def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: float = 0.95,
+                         current: float | None = None) -> go.Figure:
+    """Coverage of each combining rule's interval (left) and the estimate's bias (right), along ε or m.
+
+    ``current`` (the ε or m the sliders are at) is marked by a dotted vertical line on both panels.
+    """
     s = sweep.sort_values(by)
     xlabel = "total ε (log scale)" if by == "epsilon" else "implicates m"
     fig = make_subplots(rows=1, cols=2, subplot_titles=(f"coverage of nominal {level:.0%} intervals",
@@ -128,7 +132,14 @@ def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: flo
         fig.update_xaxes(type="log")
     fig.update_xaxes(title_text=xlabel)
     fig.update_yaxes(range=[-0.02, 1.02], tickformat=".0%", row=1, col=1)
-    return _layout(fig, f"Beta–binomial synthesizer along {'ε' if by == 'epsilon' else 'm'}", "", "")
+    if current is not None:
+        for col in (1, 2):
+            fig.add_vline(x=current, line=dict(color="black", dash="dot", width=1), row=1, col=col,
+                          annotation_text=f"{'ε' if by == 'epsilon' else 'm'} = {current:g}" if col == 1 else None,
+                          annotation_position="bottom right")
+    _layout(fig, f"Beta–binomial synthesizer along {'ε' if by == 'epsilon' else 'm'}", "", "")
+    fig.update_layout(legend=dict(y=1.14), margin=dict(t=120))  # clear of the panel titles
+    return fig
 
 
 def sequential_synthesis_figure(result: dict, step: int) -> go.Figure:
