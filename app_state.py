@@ -456,3 +456,10 @@ def public_lookalike(upload) -> pd.DataFrame | None:
         show_error(str(err))
         return None
     return df[[c for c in dataset().df.columns if c in df.columns]]
+
+
+# -- Synthesize page: the headline readout (dpsynth_core.readout) --
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def headline(key: str, _real, _synth, _schema, seed: int):
+    return core.readout.headline(_real, _synth, _schema, seed)

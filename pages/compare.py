@@ -3,6 +3,7 @@
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core, plain
 
 app_state.start_page()
@@ -22,8 +23,9 @@ def show_tiles(tiles) -> None:
 
 
 st.title("Compare")
+ui_controls.compact_controls()  # tune ε here and see the comparison follow
 ds, cfg = app_state.dataset(), app_state.config()
-result = app_state.synthesis_or_stop()
+result = ui_controls.synthesis()
 
 used = ds.schema.used
 real = app_state.split()[0][used]

@@ -5,15 +5,17 @@ import math
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core, plain
 
 app_state.start_page()
 
 risk = core.risk
 st.title("Risk")
-ds, cfg = app_state.dataset(), app_state.config()
 summary_slot = st.empty()  # one line on every verdict below, written when they are all known
 SHOWN = []  # the estimates shown on this run, for that line
+ui_controls.compact_controls()  # tune ε here and see the verdicts follow
+ds, cfg = app_state.dataset(), app_state.config()
 
 # The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched.
 hold_on = st.checkbox("Hold out rows the synthesizer never sees, to compare the records it used with others",
@@ -25,7 +27,7 @@ if wanted != cfg.holdout:
     app_state.set_config(holdout=wanted)
     st.rerun()  # the sidebar and the synthesis must follow the new split
 
-result = app_state.synthesis_or_stop()
+result = ui_controls.synthesis()
 ledger, used = result.ledger, ds.schema.used
 train, held = app_state.split()
 real, synth = train[used], result.data[used]
