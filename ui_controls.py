@@ -92,9 +92,12 @@ def show_headline(result) -> None:
     real = app_state.split()[0]
     h = app_state.headline(app_state.synth_key(), real, result.data, ds.schema, app_state.config().seed)
     st.markdown("**At a glance** (utility, then risk; details on Compare and Risk)")
-    for col, (name, label, value) in zip(st.columns(5), h.figures()):
-        info = core.METRICS.get(name)
-        col.metric(label, "n/a" if value != value else f"{value:.3g}", help=info.reading if info else
-                   "Mean total variation distance over the categorical columns (0: same shares).")
-    st.plotly_chart(core.plots.readout.headline_figure(h), key="headline_chart")
-    st.caption(plain(h.sample_note()))
+    figures, chart = st.columns([3, 2])
+    tiles = h.figures()
+    for row in (tiles[:3], tiles[3:]):
+        for col, (name, label, value) in zip(figures.columns(3), row):
+            info = core.METRICS.get(name)
+            col.metric(label, "n/a" if value != value else f"{value:.3g}", help=info.reading if info else
+                       "Mean total variation distance over the categorical columns (0: same shares).")
+    figures.caption(plain(h.sample_note()))
+    chart.plotly_chart(core.plots.readout.headline_figure(h), key="headline_chart")

@@ -46,7 +46,8 @@ def histogram_figure(hist: pd.DataFrame, column: str) -> go.Figure:
                hovertemplate="%{x}<br>synthetic: %{y:.3f}<extra></extra>"),
     ])
     fig.update_layout(barmode="group", bargap=0.1)
-    fig.update_xaxes(type="category")
+    # Bin labels ("[2500, 2900)") slant when there are many; automargin keeps them inside the figure.
+    fig.update_xaxes(type="category", automargin=True, tickangle=-45 if len(labels) > 8 else 0)
     return _layout(fig, f"Distribution of {esc(column)}", esc(column), "share of rows")
 
 
@@ -95,22 +96,33 @@ def ecdf_figure(ecdf, column: str) -> go.Figure:
 
 
 def ci_forest_figure(table: pd.DataFrame) -> go.Figure:
-    """Real and synthetic confidence intervals side by side for each coefficient."""
+    """Real and synthetic confidence intervals side by side, one panel per coefficient on its own scale.
+
+    A coefficient's size depends on its predictor's units (an intercept of 13 beside a slope of 0.02 per
+    millimetre), so on one shared axis the small ones shrink to a dot; each panel's axis fits its own two
+    intervals instead.
+    """
+    from plotly.subplots import make_subplots
+
     terms = [esc(t) for t in table["term"]]
-    fig = go.Figure()
-    for who, colour, offset in (("real", REAL_COLOUR, -0.15), ("synth", SYNTH_COLOUR, 0.15)):
-        y = np.arange(len(terms)) + offset
-        est, lo, hi = table[f"est_{who}"], table[f"lo_{who}"], table[f"hi_{who}"]
-        fig.add_trace(go.Scatter(
-            x=est, y=y, mode="markers", name="real" if who == "real" else "synthetic",
-            marker=dict(color=colour, size=8),
-            error_x=dict(type="data", symmetric=False, array=hi - est, arrayminus=est - lo, color=colour),
-            customdata=np.stack([lo, hi], axis=1),
-            hovertemplate="%{x:.4g} [%{customdata[0]:.4g}, %{customdata[1]:.4g}]<extra></extra>",
-        ))
-    fig.update_yaxes(tickvals=list(range(len(terms))), ticktext=terms, autorange="reversed")
-    fig.update_layout(height=max(250, 60 * len(terms) + 120))
-    return _layout(fig, "Confidence intervals, real vs synthetic", "coefficient", "")
+    k = max(1, len(terms))
+    fig = make_subplots(rows=k, cols=1, vertical_spacing=min(0.04, 0.5 / k))
+    for i, term in enumerate(terms):
+        row = table.iloc[i]
+        for who, colour, y, name in (("real", REAL_COLOUR, 0.2, "real"), ("synth", SYNTH_COLOUR, -0.2, "synthetic")):
+            est, lo, hi = (float(row[f"{p}_{who}"]) for p in ("est", "lo", "hi"))
+            fig.add_trace(go.Scatter(
+                x=[est], y=[y], mode="markers", name=name, legendgroup=name, showlegend=i == 0,
+                marker=dict(color=colour, size=8),
+                error_x=dict(type="data", symmetric=False, array=[hi - est], arrayminus=[est - lo], color=colour),
+                hovertemplate=f"{term}, {name}: %{{x:.4g}} [{lo:.4g}, {hi:.4g}]<extra></extra>",
+            ), row=i + 1, col=1)
+        fig.update_yaxes(range=[-0.6, 0.6], tickvals=[0], ticktext=[term], showgrid=False, row=i + 1, col=1)
+        fig.update_xaxes(nticks=6, zeroline=True, zerolinecolor="#bbbbbb", row=i + 1, col=1)
+    fig.update_layout(height=max(250, 70 * k + 140))
+    _layout(fig, "Confidence intervals, real vs synthetic (each coefficient on its own scale)", "", "")
+    fig.update_xaxes(title_text="coefficient", row=k, col=1)
+    return fig
 
 
 def _axis_reversed(metric: str) -> bool:
