@@ -154,5 +154,6 @@ made = ss.get("ru_png_bytes")
 if made and made[0] == fig_id:
     app_state.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
                        where=e3)
-st.dataframe(table, hide_index=True)
+# ε in words where a method has none (the CSV export keeps the number column, empty there).
+st.dataframe(table.assign(epsilon=[("not DP" if e != e else f"{e:g}") for e in table["epsilon"]]), hide_index=True)
 st.caption(plain(f"{len(table)} points."))

@@ -201,3 +201,7 @@ def test_beta_binomial_curves_mark_the_current_epsilon_and_m(at):
     by_eps, by_m = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
     assert [s["x0"] for s in by_eps["layout"]["shapes"] if s.get("line", {}).get("dash") == "dot"] == [2.0, 2.0]
     assert [s["x0"] for s in by_m["layout"]["shapes"] if s.get("line", {}).get("dash") == "dot"] == [3, 3]
+    # The label sits at the line: on the log ε axis an annotation's x is log10(ε).
+    labels = {a["text"]: a["x"] for a in by_eps["layout"]["annotations"]}
+    assert labels["ε = 2"] == pytest.approx(math.log10(2.0)) and "new text" not in labels
+    assert {a["text"]: a["x"] for a in by_m["layout"]["annotations"]}["m = 3"] == 3

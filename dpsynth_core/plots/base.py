@@ -143,7 +143,8 @@ def _end_labels(epsilons: pd.Series) -> list[str]:
 
 
 # Label positions taken in turn by the methods, so two lines ending near each other do not stack labels.
-_TEXT_POSITIONS = ["top right", "bottom left", "top left", "bottom right", "middle right", "middle left"]
+# (The reference stars take "top left" and "bottom left".)
+_TEXT_POSITIONS = ["top right", "bottom right", "middle right", "top center", "bottom center", "middle left"]
 
 
 def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = None) -> go.Figure:
@@ -160,17 +161,20 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
     summary = summarise(points, x, y)
     xl = METRICS[x].label if x in METRICS else x
     yl = METRICS[y].label if y in METRICS else y
-    fig = go.Figure()
+    fig, lines = go.Figure(), 0
     for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
         part = part.sort_values("epsilon")
         ref = bool(part["reference"].iloc[0]) or method == "original"
+        lines += 0 if ref else 1
         eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "not DP" for e in part["epsilon"]]
         name = esc(part["label"].iloc[0]) + ("" if part["is_dp"].all() else " (not DP)")
         fig.add_trace(go.Scatter(
             x=part["x"], y=part["y"], name=name,
             mode="markers+text" if ref else "lines+markers+text",
             text=[esc(part["label"].iloc[0])] * len(part) if ref else _end_labels(part["epsilon"]),
-            textposition=_TEXT_POSITIONS[i % len(_TEXT_POSITIONS)],
+            # References sit at the risky edge (the original data is the riskiest release): label inwards.
+            textposition=("top left" if method == "original" else "bottom left") if ref
+            else _TEXT_POSITIONS[lines % len(_TEXT_POSITIONS)], cliponaxis=False,
             marker=dict(size=14 if ref else 9, symbol="star" if ref else "circle",
                         color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
             error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -134,9 +136,11 @@ def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: flo
     fig.update_yaxes(range=[-0.02, 1.02], tickformat=".0%", row=1, col=1)
     if current is not None:
         for col in (1, 2):
-            fig.add_vline(x=current, line=dict(color="black", dash="dot", width=1), row=1, col=col,
-                          annotation_text=f"{'ε' if by == 'epsilon' else 'm'} = {current:g}" if col == 1 else None,
-                          annotation_position="bottom right")
+            fig.add_vline(x=current, line=dict(color="black", dash="dot", width=1), row=1, col=col)
+        # Written by hand: on a log axis an annotation's x is log10 of the value (a shape's is the value).
+        fig.add_annotation(x=math.log10(current) if by == "epsilon" else current, xref="x", y=0.5, yref="y domain",
+                           text=f"{'ε' if by == 'epsilon' else 'm'} = {current:g}", showarrow=False, xanchor="left",
+                           bgcolor="rgba(255,255,255,0.8)")
     _layout(fig, f"Beta–binomial synthesizer along {'ε' if by == 'epsilon' else 'm'}", "", "")
     fig.update_layout(legend=dict(y=1.14), margin=dict(t=120))  # clear of the panel titles
     return fig
