@@ -279,7 +279,7 @@ def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
         b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
         c.metric("δ", f"{ledger['delta']:g}")
     if ledger["steps"]:
-        st.dataframe(core.ledger_steps_table(ledger), hide_index=True)
+        st.dataframe(core.ledger_steps_table(ledger), hide_index=True, placeholder="")  # no "None" cells
     st.caption(
         f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
         f"({ledger['public']['row_count']['source']})."

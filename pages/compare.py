@@ -24,7 +24,8 @@ def show_tiles(tiles) -> None:
 
 
 def blank_na(table):
-    """A table whose missing cells show empty, not as "None"; numbers to four significant digits."""
+    """Numbers to four significant digits, missing cells blank (with st.dataframe's placeholder="": the
+    browser shows a missing value as "None" whatever the Styler says)."""
     return table.style.format(lambda v: "" if pd.api.types.is_scalar(v) and pd.isna(v) else
                               (f"{v:.4g}" if isinstance(v, float) else v))
 
@@ -94,7 +95,7 @@ gaps = [f"- {plain(n)}" for n in summary.column_notes()]
 if gaps:
     st.warning("Some values could not be computed:\n" + "\n".join(gaps))
 st.dataframe(blank_na(summary.columns.distances.assign(
-    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table")
+    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table", placeholder="")
 st.caption("KS for numeric columns; total variation and Hellinger for categorical ones (missing values are a "
            f"level); the PeGS marginal distance for both, numeric columns in {summary.pegs.bins} bins. "
            "An empty cell: the distance does not apply to the column's kind.")
@@ -121,8 +122,8 @@ if len(summary.columns.moments):
     # Two tables that each fit the page, rather than one with the upper percentiles scrolled out of sight.
     moments = summary.columns.moments  # indexed by (column, data)
     pct = [c for c in moments.columns if str(c).startswith("p") and str(c)[1:].isdigit()]
-    st.dataframe(blank_na(moments.drop(columns=pct)), key="moments_table")
-    st.dataframe(blank_na(moments[pct]), key="percentiles_table")
+    st.dataframe(blank_na(moments.drop(columns=pct)), key="moments_table", placeholder="")
+    st.dataframe(blank_na(moments[pct]), key="percentiles_table", placeholder="")
     st.caption("sd with n − 1; skewness g1 = m3/m2^1.5; kurtosis is excess kurtosis g2 = m4/m2² − 3 (0 for a "
                "normal); zero_share is the share of values equal to 0; percentiles interpolate linearly.")
 else:
@@ -131,7 +132,7 @@ missing = summary.columns.missing
 if missing[["real", "synthetic"]].fillna(0).to_numpy().any():
     left, right = st.columns(2)
     left.plotly_chart(P.missing_figure(missing), key="missing_chart")
-    right.dataframe(blank_na(missing), key="missing_table")
+    right.dataframe(blank_na(missing), key="missing_table", placeholder="")
 else:
     st.caption("Missing values: none in either dataset, in any column.")
 
@@ -179,7 +180,7 @@ for note in reg.notes:
     if U.COMBINING_CAVEAT not in note:
         st.caption(plain(note))
 st.plotly_chart(P.ci_forest_figure(reg.table), key="ci_chart")
-st.dataframe(reg.table, hide_index=True, key="reg_table")
+st.dataframe(reg.table, hide_index=True, key="reg_table", placeholder="")
 if reg.combining is not None:
     with st.expander("How the implicates were combined"):
         st.dataframe(reg.combining, key="combining_table")

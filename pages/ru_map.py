@@ -155,5 +155,6 @@ if made and made[0] == fig_id:
     app_state.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
                        where=e3)
 # ε in words where a method has none (the CSV export keeps the number column, empty there).
-st.dataframe(table.assign(epsilon=[("not DP" if e != e else f"{e:g}") for e in table["epsilon"]]), hide_index=True)
+st.dataframe(table.assign(epsilon=[("not DP" if e != e else f"{e:g}") for e in table["epsilon"]]), hide_index=True,
+             placeholder="")
 st.caption(plain(f"{len(table)} points."))

@@ -165,6 +165,8 @@ def test_tables_show_empty_cells_and_fit_and_plots_read_well(at):
     assert distances.isna().to_numpy().any()  # there are empty cells to show
     styled = [t for t in at.dataframe if {"ks", "kurtosis", "p50"} & set(t.value.columns)]
     assert len(styled) == 3
+    for table in at.dataframe:  # the browser shows a missing cell as "None" unless the placeholder says ""
+        assert table.proto.HasField("placeholder") and table.proto.placeholder == ""
     for table in styled:
         assert table.proto.arrow_data.HasField("styler")  # distances, moments, percentiles go through blank_na
         shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all().to_pandas()
