@@ -39,8 +39,11 @@ def _on_input() -> None:
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
-def method_and_epsilon(cfg) -> tuple:
-    """The method, the ε slider and the exact ε; returns the chosen synthesizer and its options."""
+def method_and_epsilon(cfg, *, after_method=None) -> tuple:
+    """The method, the ε slider and the exact ε; returns the chosen synthesizer and its options.
+
+    ``after_method(method)``, if given, draws under the method's description (Synthesize's forecast).
+    """
     methods = list(core.SYNTHESIZERS)
     st.selectbox(
         "Method", methods, index=methods.index(start("method", cfg.method)), key="method",
@@ -49,6 +52,8 @@ def method_and_epsilon(cfg) -> tuple:
     )
     chosen = core.SYNTHESIZERS[ss["method"]]
     st.caption(chosen.description)
+    if after_method is not None:
+        after_method(ss["method"])
     is_dp_method = chosen.is_dp
     options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
         else dict(getattr(chosen, "defaults", {}))

@@ -29,6 +29,13 @@ def steward_question(table, x: str, y: str) -> dict | None:
         st.warning(answer["sentence"])
     else:
         st.success(answer["sentence"] + " " + answer["resolution"] + " It is ringed on the map.")
+    swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
+    at_eps = swept[0] if len(swept) == 1 else st.select_slider(
+        "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
+        value=min(swept, key=lambda e: abs(e - app_state.config().epsilon)))
+    best = core.rumap.best_dp_method(table, at_eps, y)
+    if best is not None:
+        st.info(best["sentence"])
     return answer
 
 

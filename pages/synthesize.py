@@ -17,11 +17,28 @@ st.title("Synthesize")
 start = app_state.start_value
 
 
+def show_forecast(method, cfg, schema) -> None:
+    """Before any run: the method's utility forecast and the suggested method, from public facts only
+    (the schema, the total ε, n if declared, the options; issue 18)."""
+    options = dict(cfg.params) if cfg.method == method else {}  # the core adds the method's defaults
+    try:
+        fc = core.forecast(method, schema, cfg.epsilon, cfg.n, **options)
+        suggestion = core.suggest_method(schema, cfg.epsilon, cfg.n)
+    except (ValueError, TypeError, ArithmeticError):
+        return  # an option out of range: the synthesis itself says what is wrong
+    if fc is not None:
+        (st.warning if fc.level == "poor" else st.caption)("Forecast: " + fc.sentence)
+    if suggestion.method != method:
+        st.caption(suggestion.sentence)
+
+
 def controls(ds, cfg) -> None:
     """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
     left, right = st.columns([2, 1])
     with left:
-        chosen, options = ui_controls.method_and_epsilon(cfg)  # shared with Compare and Risk
+        # shared with Compare and Risk; the forecast sits right under the method's description
+        chosen, options = ui_controls.method_and_epsilon(
+            cfg, after_method=lambda method: show_forecast(method, cfg, ds.schema))
     with right:
         st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
                         on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
@@ -56,6 +73,8 @@ def controls(ds, cfg) -> None:
                     st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
                 elif name == "order":
                     st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
+                elif isinstance(default, bool):
+                    st.checkbox(name, value=value, key=key, help=helptext)
                 elif isinstance(default, int):
                     st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
                 elif isinstance(default, float):
