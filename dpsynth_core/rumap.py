@@ -277,8 +277,10 @@ def default_threshold(points: pd.DataFrame, method: str, utility: str) -> float:
     half = float((loss.min() + loss.max()) / 2)  # halfway in "loss" (smaller is better), then back to values
     info = METRICS.get(utility)
     if info is None or info.goal == "maximize":
-        return -half
-    return info.best + half if info.goal == "target" else half
+        value = -half
+    else:
+        value = info.best + half if info.goal == "target" else half
+    return float(f"{value:.3g}")  # a number a person would type; the grid's points are far coarser
 
 
 def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict | None:

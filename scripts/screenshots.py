@@ -53,6 +53,10 @@ def main() -> None:
         for name in ("Synthesize", "Compare", "Risk"):
             go(pg, name)
             shoot(pg, f"{args.data}-{name.lower()}")
+            if name == "Compare":
+                pg.get_by_text("All columns at once (small multiples)").click()
+                wait_idle(pg)
+                shoot(pg, f"{args.data}-compare-small-multiples")
         go(pg, "R-U map")
         shoot(pg, f"{args.data}-ru_map-empty")
         pg.get_by_role("button", name="Run sweep").click()

@@ -165,7 +165,8 @@ def test_ru_figure_labels_line_ends_only_says_not_dp_and_rings_the_answer(pengui
     assert list(by_name["Independent noisy marginals"].text) == ["ε=0.3", "", "ε=3"]
     assert "ε = 1<br>" in by_name["Independent noisy marginals"].hovertext[1]
     cart = next(t for n, t in by_name.items() if n.startswith("Sequential CART"))
-    assert list(cart.text) == ["not DP"] and "nan" not in pio.to_json(fig)
+    assert cart.name.endswith("(not DP)") and "<br>not DP<br>" in cart.hovertext[0] and list(cart.text) == [""]
+    assert "nan" not in pio.to_json(fig)
     # Every trace has its own label position, so labels of two lines do not stack.
     positions = [t.textposition for t in fig.data if t.mode and "text" in t.mode]
     assert len(positions) == len(set(positions))

@@ -136,10 +136,13 @@ def _axis_reversed(metric: str) -> bool:
 
 
 def _end_labels(epsilons: pd.Series) -> list[str]:
-    """ε text at the two ends of a method's line only; the points between say theirs on hover."""
+    """ε text at the two ends of a method's line only; the points between say theirs on hover.
+
+    A method without ε (not DP) gets no text beside its point: its legend entry and hover say "not DP",
+    and such points sit by the reference stars, whose labels a third label would cover.
+    """
     eps = list(epsilons)
-    return [(f"ε={e:g}" if i in (0, len(eps) - 1) else "") if not math.isnan(e) else "not DP"
-            for i, e in enumerate(eps)]
+    return [(f"ε={e:g}" if i in (0, len(eps) - 1) else "") if not math.isnan(e) else "" for i, e in enumerate(eps)]
 
 
 # Label positions taken in turn by the methods, so two lines ending near each other do not stack labels.
