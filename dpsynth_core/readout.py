@@ -19,7 +19,7 @@ from .utility import ks_statistic, propensity_metrics, tv_distance
 
 #: Rows of each table the discriminator sees (stacked: twice this). pMSE ratio grows with the sample, so
 #: the readout's figure is comparable between ε values of one table, not with the R-U map's 10,000 rows.
-HEADLINE_PROPENSITY_ROWS = 1_500
+HEADLINE_PROPENSITY_ROWS = 1_000
 #: Real records whose distance to the closest synthetic record is measured (against every synthetic row).
 HEADLINE_DCR_ROWS = 1_000
 
