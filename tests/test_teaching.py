@@ -363,3 +363,19 @@ def test_exponential_table_probability_of_the_most_likely_outcome_by_hand():
 ])
 def test_link_value_keeps_only_valid_control_values(text, default, kw, expected):
     assert T.link_value(text, default, **kw) == expected
+
+
+def test_legends_sit_above_the_plots_clear_of_the_axis_titles():
+    # Issue 20.7: a legend under the plot (y = -0.2) ran into the x axis title and slanted tick labels.
+    F = core.plots.teaching
+    sweep = T.beta_binomial_sweep(0.3, 50, [0.5, 1.0], [2], reps=50)
+    figures = [F.count_noise_figure(T.count_noise(5, 0.5)),
+               F.exponential_figure(T.exponential_binary_table(5, 2, 1.0)[1], 2),
+               F.beta_binomial_figure(sweep, current=1.0),
+               F.sequential_synthesis_figure(T.sequential_synthesis_demo(core.load_bundled("penguins")[0], seed=0), 3)]
+    for fig in figures:
+        legend = fig.layout.legend
+        assert legend.yanchor == "bottom" and legend.y >= 1, fig.layout.title.text
+        # Subplot titles are annotations just above each panel (y = 1 in paper units): the legend clears them.
+        titles = [a for a in fig.layout.annotations if a.yref == "paper" and a.y is not None and a.y >= 1]
+        assert all(legend.y > a.y for a in titles), fig.layout.title.text
