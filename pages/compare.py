@@ -95,7 +95,8 @@ gaps = [f"- {plain(n)}" for n in summary.column_notes()]
 if gaps:
     st.warning("Some values could not be computed:\n" + "\n".join(gaps))
 st.dataframe(blank_na(summary.columns.distances.assign(
-    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table", placeholder="")
+    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table",
+    placeholder="")
 st.caption("KS for numeric columns; total variation and Hellinger for categorical ones (missing values are a "
            f"level); the PeGS marginal distance for both, numeric columns in {summary.pegs.bins} bins. "
            "An empty cell: the distance does not apply to the column's kind.")

@@ -226,7 +226,8 @@ def sequential():
                 "collapses and the next column inherits a perfect, false correlation. Adding the residual noise "
                 "back restores both. (Not DP: the models are fitted on the real data without noise.)")
     a, b = st.columns([3, 1])
-    step = a.select_slider("Step", list(T.SEQUENTIAL_STEPS), linked("learn_seq_step", 4, options=list(T.SEQUENTIAL_STEPS)),
+    steps = list(T.SEQUENTIAL_STEPS)
+    step = a.select_slider("Step", steps, linked("learn_seq_step", 4, options=steps),
                            format_func=T.SEQUENTIAL_STEPS.get, key="learn_seq_step", **PAGE)
     seed = b.number_input("Seed", 0, 10_000, linked("learn_seq_seed", 0, low=0, high=10_000), key="learn_seq_seed",
                           **PAGE)

@@ -503,7 +503,7 @@ def test_verdict_summary_names_each_group_most_serious_first():
     nan = _estimate(value=math.nan)
     assert [e.finding for e in (none, undecided, disclosed)] == ["none", "undetermined", "disclosure"]
     assert verdict_summary([none, undecided, disclosed, nan]) == (
-        "Verdicts on 4 measures: measurable disclosure on 1 measure: Key-match attribute disclosure; 1 measure beyond the "
-        "baseline of random data, undecided without held-out records (Median DCR): hold out rows to decide; no "
+        "Verdicts on 4 measures: measurable disclosure on 1 measure: Key-match attribute disclosure; "
+        "1 measure beyond the baseline of random data, undecided without held-out records (Median DCR): hold out rows to decide; no "
         "measurable disclosure on 1 measure; 1 measure not measurable (Key-match attribute disclosure).")
     assert verdict_summary([none, none]) == "Verdicts on 2 measures: no measurable disclosure on 2 measures."
