@@ -102,6 +102,8 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
                                                                 *core.rumap.RISK_COLUMNS, x, y])),
                                    holdout=float(holdout))
     except (core.DataError, core.MethodRefused, ValueError) as err:
+        bar.empty()
+        cancel_slot.empty()  # nothing runs any more
         app_state.show_error(str(err))
         st.stop()
     bar.empty()
