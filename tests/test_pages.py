@@ -132,8 +132,10 @@ def test_partial_synthesis_shows_match_rates(at):
 def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     at.switch_page("pages/ru_map.py").run()
     at.text_input(key="ru_grid").set_value("0.5, 5").run()
+    assert "ru_cancel" not in [b.key for b in at.button]  # nothing runs: no Cancel
     at.button(key="ru_run").click().run()
     _no_errors(at)
+    assert "ru_cancel" not in [b.key for b in at.button]  # the sweep has ended: Cancel is gone again
     table, public, holdout = at.session_state["ru_result"]
     assert not public and holdout == 0.0
     dp = table[table["method"] == "independent"]
