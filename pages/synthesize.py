@@ -3,6 +3,7 @@
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core
 
 app_state.start_page()
@@ -14,16 +15,6 @@ st.title("Synthesize")
 
 
 start = app_state.start_value
-
-
-def _on_slider():
-    ss["eps_input"] = ss["eps_slider"]
-    app_state.set_config(epsilon=float(ss["eps_slider"]))
-
-
-def _on_input():
-    ss["eps_slider"] = C.nearest_epsilon_step(ss["eps_input"])
-    app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
 def show_forecast(method, cfg, schema) -> None:
@@ -43,27 +34,11 @@ def show_forecast(method, cfg, schema) -> None:
 
 def controls(ds, cfg) -> None:
     """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
-    methods = list(core.SYNTHESIZERS)
     left, right = st.columns([2, 1])
     with left:
-        st.selectbox(
-            "Method", methods, index=methods.index(start("method", cfg.method)), key="method",
-            format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
-            on_change=lambda: app_state.set_config(method=ss["method"], params=()),
-        )
-        chosen = core.SYNTHESIZERS[ss["method"]]
-        st.caption(chosen.description)
-        show_forecast(ss["method"], cfg, ds.schema)
-        is_dp_method = chosen.is_dp
-        options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
-            else dict(getattr(chosen, "defaults", {}))
-        unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
-        st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
-                         value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
-                         on_change=_on_slider, disabled=not is_dp_method)
-        st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
-                        value=start("eps_input", cfg.epsilon), key="eps_input", format="%.4g",
-                        on_change=_on_input, disabled=not is_dp_method)
+        # shared with Compare and Risk; the forecast sits right under the method's description
+        chosen, options = ui_controls.method_and_epsilon(
+            cfg, after_method=lambda method: show_forecast(method, cfg, ds.schema))
     with right:
         st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
                         on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
@@ -123,23 +98,40 @@ def release_run() -> None:
         "The release is synthesized **once**, at the settings above, with a **fresh random seed**; every "
         "synthesis of this dataset in the session is listed below with the ε it spent."
     )
-    if st.button("Run the release", type="primary", key="run_release"):
+    release = app_state.current_release()
+    done = release is not None and release.settings == app_state.release_settings()
+    if st.button("Run the release", type="primary", key="run_release", disabled=done,
+                 help="Done at these settings: change a setting or the schema to run another release." if done
+                 else None):
         app_state.run_release()
+        st.rerun()  # drawn again at once: the button disabled, the sidebar's spending updated
+    if "release_error" in ss:
+        app_state.show_error(ss["release_error"])
     release = app_state.current_release()
     if release is None:
         st.info("No release yet for this dataset.")
     else:
+        if release.settings != app_state.release_settings():
+            st.info("The settings or the schema changed since this release: run the release again to release "
+                    "at the new settings.")
         app_state.show_ledger(release.synthesis.ledger, statement=release.statement)
-        app_state.download("Download release package (zip: CSV, ledger, report)", release.package,
-                           file_name=f"{release.stem}.release.zip", mime="application/zip", key="download_release")
+        d1, d2 = st.columns(2)
+        app_state.download("Download the public release (zip: synthetic CSV, ledger, public report)",
+                           release.package, file_name=release.zip_name, mime="application/zip",
+                           key="download_release", where=d1)
+        app_state.download("Download the internal report (CONFIDENTIAL, not for publication)", release.internal,
+                           file_name=release.internal_name, mime="text/html", key="download_internal", where=d2)
+        st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
+                   "The internal report compares the release with the confidential data: keep it with the data.")
     st.subheader("Session ledger")
     st.dataframe(app_state.session_log_table(), hide_index=True)
 
 
 def exploration(ds) -> None:
     """Teaching mode: the synthesis at the current settings, its ledger, a preview and the downloads."""
-    result = app_state.synthesis_or_stop()
+    result = ui_controls.synthesis()
     ledger = result.ledger
+    ui_controls.show_headline(result)  # utility and risk at a glance, following ε on this page
     app_state.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
@@ -148,13 +140,17 @@ def exploration(ds) -> None:
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)
     if len(result.implicates) == 1:
-        app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0]),
+        app_state.download("Download synthetic CSV",
+                           lambda r=result: core.to_csv_bytes(core.release.round_to_schema(r.implicates[0], r.schema)),
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
         app_state.download(f"Download {len(result.implicates)} implicates (zip)",
-                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(r, s)),
+                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(
+                               r, s, ledger=core.release.public_ledger(r.ledger, r.schema))),
                            file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
-    app_state.download("Download ledger (JSON)", lambda r=result: core.release.ledger_bytes(r.ledger),
+    # What leaves the machine carries the declared schema only: values read off the data are withheld.
+    app_state.download("Download ledger (JSON)",
+                       lambda r=result: core.release.ledger_bytes(core.release.public_ledger(r.ledger, r.schema)),
                        file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
 
 
