@@ -46,4 +46,4 @@ if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn ne
             "data; choosing ε by looking at them is itself a use of the data that no DP guarantee covers. "
             "Switch to release mode in the sidebar for the final synthesis.")
 app_state.write_link()
-page.run()
+app_state.run_page(page)  # inside a net: one sentence, never a traceback (or data) on the page or in the log

@@ -10,9 +10,11 @@ Streamlit hashes only a sample of the rows of a large frame.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import runpy
 import threading
+import traceback
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,15 +74,35 @@ def start_page() -> None:
     """Run the app's entry point first if Streamlit has run this page file on its own.
 
     Until some session of a freshly started server has run app.py, which declares the navigation,
-    Streamlit treats the pages/ folder as its older kind of multipage app and runs the page file an
-    address names (a shared link to /synthesize, say) by itself, without the session set-up or the
-    sidebar. The entry point then runs here, declares the navigation and runs this page properly, and
-    the stray run stops.
+    Streamlit (and AppTest's ``switch_page``) treats the pages/ folder as its older kind of multipage
+    app and runs the page file an address names (a shared link to /synthesize, say) by itself, without
+    the session set-up, the sidebar or app.py's net for errors. The entry point then runs here, declares
+    the navigation and runs this page properly, and the stray run stops.
     """
-    if "dataset" in st.session_state:  # app.py sets the session up before it runs any page
+    if getattr(_APP_RUN, "active", False):  # app.py is running this page, inside its net for errors
         return
     runpy.run_path(str(Path(__file__).with_name("app.py")), run_name="__main__")
     st.stop()
+
+
+_APP_RUN = threading.local()  # each session's script runs in its own thread
+
+
+def run_page(page) -> None:
+    """Run the chosen page; an error it did not catch becomes one sentence, never a traceback.
+
+    The core's refusals show their own sentence, anything else the generic one (the library's message
+    could quote the data, so it is neither shown nor logged). The session's state is left as it was.
+    """
+    _APP_RUN.active = True
+    try:
+        page.run()
+    except (core.DataError, core.MethodRefused) as err:
+        show_error(str(err))
+    except Exception as err:  # noqa: BLE001 - the last net
+        show_unexpected(err)
+    finally:
+        _APP_RUN.active = False
 
 
 def start_value(key: str, fallback):
@@ -250,11 +272,10 @@ def synthesis_or_stop() -> core.Synthesis:
                     "on the confidential data until then.")
             st.stop()
         return release.synthesis
-    try:
-        return current_synthesis()
-    except (core.DataError, core.MethodRefused, ValueError) as err:
-        show_error(str(err))
+    result = guard(current_synthesis)
+    if result is None:
         st.stop()
+    return result
 
 
 def show_statement(ledger: dict, statement: str | None = None) -> None:
@@ -332,17 +353,69 @@ def synth_key() -> str:
     return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&=])")
+# Streamlit turns :name: into an emoji and :material/name: into an icon before any Markdown escape is
+# read, so a backslash cannot stop them; a word joiner (U+2060, invisible) after the colon does.
+_SHORTCODE = re.compile(r":(?=[\w+-])")
+WORD_JOINER = "\u2060"
 
 
 def plain(text: object) -> str:
-    """User text made inert for Streamlit's markdown: no links, images, HTML or formatting."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """User text made inert for Streamlit's markdown: no links, images, HTML, formatting, headings
+    (``x`` over ``===``), emoji or icon shortcodes (``:material/home:``)."""
+    return _SHORTCODE.sub(":" + WORD_JOINER, _MD_SPECIAL.sub(r"\\\1", str(text)))
+
+
+def displayable(df: pd.DataFrame) -> pd.DataFrame:
+    """A frame the browser's table can show: values Arrow has no type for (integers of 2⁶⁴ and up in a
+    text column, mixed objects) are shown as their text; missing values stay missing."""
+    out = df.copy()
+    for col in out.columns[out.dtypes == object]:
+        out[col] = out[col].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
+    return out
 
 
 def show_error(message: str) -> None:
     """One sentence for the user, with any user text in it made inert."""
     st.error(plain(message), icon="⚠️")
+
+
+GENERIC_ERROR = ("This could not be computed for this dataset and these settings; try other settings or "
+                 "columns, or another file. Nothing else in the session has changed.")
+_LOG = logging.getLogger("dpsynth")
+
+
+def log_unexpected(err: BaseException) -> None:
+    """Log where an unexpected error happened: its type and the code lines, never its message.
+
+    A library's message can quote the data (a column name, its confidential minimum), and the server's
+    log must hold nothing of it.
+    """
+    frames = traceback.extract_tb(err.__traceback__)[-8:]
+    where = " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(frames))
+    _LOG.error("unexpected %s at %s", type(err).__name__, where)
+
+
+def show_unexpected(err: BaseException) -> None:
+    """The generic sentence for an error the app did not foresee (the library's wording is not the app's)."""
+    log_unexpected(err)
+    show_error(GENERIC_ERROR)
+
+
+def guard(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or None after one sentence on the page if it fails.
+
+    The core's own refusals (DataError, MethodRefused) are written for the user and shown as they are;
+    anything else gets the generic sentence. Streamlit's st.stop and st.rerun are not exceptions of
+    this kind and pass through.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except (core.DataError, core.MethodRefused) as err:
+        show_error(str(err))
+    except Exception as err:  # noqa: BLE001 - the page must never show a traceback
+        show_unexpected(err)
+    return None
 
 
 def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, mime: str, key: str,

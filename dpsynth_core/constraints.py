@@ -13,7 +13,11 @@ EPSILON_DEFAULT = 1.0
 DELTA_MAX = 0.1
 
 # Input files.
-MAX_UPLOAD_MB = 50          # also server.maxUploadSize in .streamlit/config.toml
+# The upload limit, one number in one unit: 50 MB = 50,000,000 bytes. Streamlit's server.maxUploadSize
+# (.streamlit/config.toml) holds the same 50: its browser side refuses above 50 × 10**6 bytes, its
+# server side above 50 × 2**20; the loader refuses above MAX_UPLOAD_BYTES, so 50,000,000 holds everywhere.
+MAX_UPLOAD_MB = 50
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1_000_000
 MAX_ROWS = 1_000_000
 MAX_COLUMNS = 200
 

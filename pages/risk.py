@@ -1,6 +1,7 @@
 """Risk: how much the release discloses about the confidential records."""
 
 import math
+import sys
 
 import streamlit as st
 
@@ -67,6 +68,9 @@ tol = left.number_input("Tolerance for numeric keys (same units as the column; 0
 stol = None
 if sensitive is not None and ds.schema[sensitive].kind == "numeric":
     default_tol = risk.default_sensitive_tolerance(sensitive, [real, synth], ds.schema)
+    # A range wider than the largest float (1e308 to -1e308) makes 5% of it infinite; the browser's number
+    # box holds at most the largest float, which matches everything just the same.
+    default_tol = min(float(default_tol), sys.float_info.max) if default_tol == default_tol else 0.0
     stol = right.number_input("A numeric guess reveals the sensitive value when this close (default: 5% of its "
                               "range)", min_value=0.0, value=float(default_tol), key="risk_stol")
 if not keys:
