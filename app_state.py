@@ -26,6 +26,24 @@ import streamlit as st
 import dpsynth_core as core
 
 
+def keep_uploads_in_memory() -> None:
+    """Make Streamlit's upload handling keep every upload in memory, never in a temporary file.
+
+    Streamlit's server (Starlette) parses an upload with a SpooledTemporaryFile that moves to a file in
+    the system's temporary directory once a part passes 1 MB (starlette.formparsers.MultiPartParser
+    .spool_max_size): a 49 MB upload was a 49 MB deleted file in /tmp while it was parsed. Raised above
+    the largest body Streamlit's server accepts (server.maxUploadSize MiB plus its 1 MiB margin for the
+    multipart framing; it refuses larger bodies while they stream), the spool never leaves memory.
+    tests/e2e/test_upload_privacy.py watches the server's open files during a 7 MB upload.
+    """
+    from starlette.formparsers import MultiPartParser
+
+    MultiPartParser.spool_max_size = (core.constraints.MAX_UPLOAD_MB + 2) * 2**20
+
+
+keep_uploads_in_memory()  # once per server process, before any upload (a session runs app.py first)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """The table the session works on."""
