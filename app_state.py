@@ -1,10 +1,11 @@
 """Session state and cached core calls shared by the pages.
 
 Everything here is glue: numbers come from ``dpsynth_core``. Cached calls
-are keyed by the dataset's full content hash (``fingerprint``), never by the
-session, so a cache entry can only be reached by someone holding the same
-data. The DataFrame itself is passed as an unhashed ``_df`` argument because
-Streamlit hashes only a sample of the rows of a large frame.
+(``session_cache``) keep their results in the session's own state, so they
+are never shared between sessions and die with the session (a process-wide
+st.cache_data kept each closed session's uploads, syntheses and measures).
+They are keyed by the dataset's full content hash (``fingerprint``) and the
+settings; the DataFrame itself is passed as an unkeyed ``_df`` argument.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+import functools
+import inspect
 import runpy
 import threading
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +76,48 @@ def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str)
     return Dataset(name, df, schema, core.fingerprint(df), source)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+def _session_store(name: str) -> OrderedDict:
+    """A cache that lives in the session's state: gone when the session ends."""
+    return st.session_state.setdefault("_cache", {}).setdefault(name, OrderedDict())
+
+
+def session_cache(spinner: str | None = None, max_entries: int = 8):
+    """Cache a function's results in the session's state, like st.cache_data without sharing.
+
+    Arguments whose names start with "_" are not part of the key (the data, passed beside its hash).
+    A session's entries are released with the session; the core's measurements made inside are kept
+    in the session too (``dpsynth_core.synth.base.measure_cache``).
+    """
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def cached(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = repr([(k, v) for k, v in bound.arguments.items() if not k.startswith("_")])
+            store = _session_store(fn.__qualname__)
+            if key in store:
+                store.move_to_end(key)
+                return store[key]
+            with st.spinner(spinner) if spinner else nullcontext(), measures_in_session():
+                value = fn(*args, **kwargs)
+            store[key] = value
+            while len(store) > max_entries:
+                store.popitem(last=False)
+            return value
+
+        return cached
+
+    return wrap
+
+
+def measures_in_session():
+    """The core's measurement cache for the calls made inside: the session's own."""
+    return core.synth.base.measure_cache(_session_store("measure"))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)  # public bundled data only: shared across sessions
 def bundled(name: str):
     return core.load_bundled(name)
 
@@ -217,7 +262,7 @@ def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
     return core.rumap.split_holdout(dataset().df, config().holdout, seed=split_seed())
 
 
-@st.cache_data(show_spinner="Synthesizing…", max_entries=64)
+@session_cache("Synthesizing…", max_entries=4)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: str, epsilon: float,
                delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float,
                implicates: int, params: tuple) -> core.Synthesis:
@@ -341,9 +386,10 @@ def run_release() -> None:
     """Synthesize once with a fresh seed, log it, and build the release package."""
     ds, cfg = dataset(), config()
     train, _ = split()
-    result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema, n=cfg.n,
-                             seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
-                             implicates=cfg.implicates, **dict(cfg.params))
+    with measures_in_session():
+        result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema,
+                                 n=cfg.n, seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
+                                 implicates=cfg.implicates, **dict(cfg.params))
     log_run(result.ledger, purpose="release")
     log = st.session_state["session_log"]
     stem = core.release.file_stem(ds.name, result.ledger) + "-release"
@@ -449,29 +495,27 @@ def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, m
                           key=key, on_click="ignore")
 
 
-_SWEEPS: "OrderedDict[str, pd.DataFrame]" = OrderedDict()
-_SWEEPS_LOCK = threading.Lock()
 
 
 def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, progress=None,
              metrics: tuple | None = None, holdout: float = 0.0) -> pd.DataFrame:
     """The R-U sweep; revisiting the same settings costs nothing.
 
-    Cached by hand rather than with st.cache_data, which would record the
-    progress bar's updates and replay them into a page that has no such bar.
+    Cached by hand rather than with session_cache, whose spinner would sit beside the progress bar.
     Keyed by content like every cache here (``key`` holds the data's hash).
     """
     full = json.dumps([key, methods, epsilons, reps, seed, metrics, holdout, split_seed()], default=str)
-    with _SWEEPS_LOCK:
-        if full in _SWEEPS:
-            _SWEEPS.move_to_end(full)
-            return _SWEEPS[full]
-    table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema, progress=progress,
-                        metrics=list(metrics) if metrics else None, holdout=holdout, holdout_seed=split_seed())
-    with _SWEEPS_LOCK:
-        _SWEEPS[full] = table
-        while len(_SWEEPS) > 16:
-            _SWEEPS.popitem(last=False)
+    sweeps = _session_store("ru_sweep")  # the session's own: released when it ends
+    if full in sweeps:
+        sweeps.move_to_end(full)
+        return sweeps[full]
+    with measures_in_session():
+        table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema,
+                            progress=progress, metrics=list(metrics) if metrics else None, holdout=holdout,
+                            holdout_seed=split_seed())
+    sweeps[full] = table
+    while len(sweeps) > 4:
+        sweeps.popitem(last=False)
     return table
 
 
@@ -488,17 +532,17 @@ def log_sweep(table: pd.DataFrame) -> None:
 
 # -- Risk page: each call returns the measure with its references (dpsynth_core.risk) --
 
-@st.cache_data(show_spinner="Measuring distances to the closest records…", max_entries=16)
+@session_cache("Measuring distances to the closest records…", max_entries=8)
 def distance_risk(key: str, _train, _synth, _holdout, _schema, seed: int):
     return core.risk.distance_risk(_train, _synth, holdout=_holdout, schema=_schema, seed=seed)
 
 
-@st.cache_data(show_spinner="Matching records…", max_entries=64)
+@session_cache("Matching records…", max_entries=8)
 def match_risk(key: str, _real, _released, keys: tuple, tolerance, _schema):
     return core.risk.match_risk(_real, _released, list(keys), tolerance=tolerance, schema=_schema)
 
 
-@st.cache_data(show_spinner="Matching on key variables…", max_entries=64)
+@session_cache("Matching on key variables…", max_entries=8)
 def key_match_risk(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, tolerance, sensitive_tolerance,
                    _schema, seed: int):
     """Key-match attribute disclosure, reproduced uniques and sample uniqueness, together."""
@@ -508,7 +552,7 @@ def key_match_risk(key: str, _real, _synth, _holdout, keys: tuple, sensitive: st
             core.risk.sample_uniqueness(_real, _synth, list(keys), schema=_schema, seed=seed))
 
 
-@st.cache_data(show_spinner="Fitting the intruder's model…", max_entries=64)
+@session_cache("Fitting the intruder's model…", max_entries=8)
 def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, _schema, seed: int):
     return core.risk.attribute_inference(_real, _synth, list(keys), sensitive, schema=_schema, holdout=_holdout,
                                          seed=seed)
@@ -516,19 +560,19 @@ def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitiv
 
 # -- Compare page: utility measures (dpsynth_core.utility) --
 
-@st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
+@session_cache("Fitting the discriminator…", max_entries=8)
 def discriminator(key: str, _real, _synth, choice: str, holdout: float, permutations: int, seed: int,
                   categorical: tuple):
     return core.utility.run_discriminator(_real, _synth, choice, seed=seed, holdout=holdout,
                                           permutations=permutations, categorical=list(categorical))
 
 
-@st.cache_data(show_spinner="Comparing columns and pairs…", max_entries=32)
+@session_cache("Comparing columns and pairs…", max_entries=8)
 def utility_summary(key: str, _real, _synth, categorical: tuple):
     return core.utility.utility_summary(_real, _synth, categorical=list(categorical))
 
 
-@st.cache_data(show_spinner="Fitting the regression…", max_entries=64)
+@session_cache("Fitting the regression…", max_entries=8)
 def regression(key: str, _real, _synths: tuple, outcome: str, predictors: tuple, family: str,
                partially_synthetic: bool, categorical: tuple):
     return core.regression_ci_overlap(_real, list(_synths), outcome, list(predictors), family=family,
