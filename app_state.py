@@ -534,7 +534,8 @@ def log_sweep(table: pd.DataFrame) -> None:
 
 @session_cache("Measuring distances to the closest records…", max_entries=8)
 def distance_risk(key: str, _train, _synth, _holdout, _schema, seed: int):
-    return core.risk.distance_risk(_train, _synth, holdout=_holdout, schema=_schema, seed=seed)
+    return core.risk.distance_risk(_train, _synth, holdout=_holdout, schema=_schema, seed=seed,
+                                   max_rows=core.constraints.RISK_DISTANCE_MAX_ROWS)
 
 
 @session_cache("Matching records…", max_entries=8)

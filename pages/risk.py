@@ -109,6 +109,11 @@ elif keys and sensitive:
 
 st.subheader("Distance to closest record and membership inference")
 dr = app_state.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
+if dr.measured is not None:
+    also = f" and {min(len(holdout), dr.measured[0]):,} of the {len(holdout):,} held out" if holdout is not None else ""
+    st.caption(f"Measured on a random subsample of {dr.measured[0]:,} of the {dr.measured[1]:,} records the "
+               f"synthesizer saw{also}, each searched against all {len(synth):,} synthetic records; the "
+               "intervals are for that sample.")
 st.plotly_chart(core.plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline), key="dcr_chart")
 show(dr.estimates["exact_copy_share"], fmt="{:.4f}")
 show(dr.estimates["dcr_median"], fmt="{:.4f}")
