@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import dpsynth_core as core
 
@@ -46,6 +47,29 @@ def keep_uploads_in_memory() -> None:
 
 
 keep_uploads_in_memory()  # once per server process, before any upload (a session runs app.py first)
+
+
+def return_freed_memory() -> None:
+    """Let the memory of a closed session's tables go back to the system, not stay in the allocators.
+
+    A session's frames die with it (``session_cache``), but the server's resident memory did not fall:
+    Arrow's default pool (mimalloc, which holds pandas' text columns) keeps freed memory for reuse, and
+    glibc's malloc raises its mmap threshold after large frees, so later large arrays come from heaps it
+    never shrinks. Arrow is pointed at the system allocator and glibc's threshold is fixed at 4 MiB, so
+    every large buffer is a mapping of its own, unmapped when freed (bench/bench_large.py measures it).
+    """
+    import ctypes
+
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, 4 * 2**20)  # M_MMAP_THRESHOLD (fixed, not adjusted upwards)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator's own policy applies
+
+
+return_freed_memory()
 
 
 @dataclass(frozen=True)
@@ -218,6 +242,18 @@ def set_bundled(name: str) -> None:
     st.session_state["dataset"] = _dataset_from(name, df, schema, "bundled")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
+
+
+def release_upload(upload) -> None:
+    """Drop the uploaded file's bytes from Streamlit's upload store once they are read.
+
+    Streamlit keeps an upload's bytes for as long as the session is kept, and a closed session whose
+    reconnect time expires is dropped without being shut down, so its uploads were never removed (each
+    49 MB upload stayed after its browser closed). The table read from them is all the session needs.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is not None and ctx.uploaded_file_mgr is not None:
+        ctx.uploaded_file_mgr.remove_file(ctx.session_id, upload.file_id)
 
 
 def set_uploaded(name: str, df: pd.DataFrame) -> None:

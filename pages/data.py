@@ -25,6 +25,7 @@ def _on_upload():
         return
     try:
         df = core.load_csv(upload)
+        app_state.release_upload(upload)
         app_state.set_uploaded(upload.name, df)
     except core.DataError as err:
         ss["upload_error"] = str(err)
