@@ -18,6 +18,7 @@ import inspect
 import runpy
 import threading
 import traceback
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -70,6 +71,34 @@ def return_freed_memory() -> None:
 
 
 return_freed_memory()
+
+
+class _SessionEnd:
+    """Kept in each session's state; when Streamlit drops the session, its finaliser trims the heap.
+
+    Streamlit offers no hook for a session's end. A closed session is dropped once its reconnect time
+    has passed (server.disconnectedSessionTTL, 120 s by default, at the next session stored), and with it
+    its state; glibc keeps the freed small blocks of each script thread's arena until asked, so a second
+    later the heaps are trimmed.
+    """
+
+    def __init__(self):
+        weakref.finalize(self, _trim_later)
+
+
+def _trim_later() -> None:
+    timer = threading.Timer(1.0, _malloc_trim)  # after the rest of the session's state is freed
+    timer.daemon = True
+    timer.start()
+
+
+def _malloc_trim() -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 @dataclass(frozen=True)
@@ -149,6 +178,7 @@ def bundled(name: str):
 def init_session() -> None:
     """Open on the penguins with nothing uploaded, or on what a shared link asks for."""
     ss = st.session_state
+    ss.setdefault("_session_end", _SessionEnd())
     if "dataset" not in ss:
         set_bundled("penguins")
         _read_link()
