@@ -136,7 +136,7 @@ def memory(args) -> None:
                 pg.set_default_timeout(600_000)
                 pg.goto(url)
                 wait_idle(pg)
-                pg.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(path))
+                pg.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(path))
                 wait_idle(pg)
                 pg.get_by_text(f"large.csv: {args.rows:,} rows").wait_for()
                 for name in ("Synthesize", "Compare", "Risk"):

@@ -52,7 +52,7 @@ class _Watcher(threading.Thread):
 
 
 def _upload(pg, path, expect: str | None = None):
-    pg.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(path))
+    pg.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(path))
     wait_idle(pg)
     if expect:
         pg.get_by_text(expect).wait_for(timeout=60_000)
