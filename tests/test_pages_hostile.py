@@ -5,7 +5,6 @@ error sentence and leave the previous dataset loaded; a file it accepts must bec
 then every page must run without an exception (what an error box shows is checked for library text).
 """
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
