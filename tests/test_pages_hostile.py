@@ -100,3 +100,22 @@ def test_markdown_in_column_names_reaches_the_page_inert():
     texts = [e.value for e in [*at.markdown, *at.warning, *at.subheader, *at.caption, *at.info, *at.error]]
     assert any("material/home" in t and "x\n\\=\\=\\=" in t for t in texts)  # the derived-bounds warning...
     assert not any(":material/" in t or "\n===" in t for t in texts)  # ...inert
+
+
+def test_an_unforeseen_error_shows_the_generic_sentence_and_logs_no_data(monkeypatch, caplog):
+    import app_state
+    import dpsynth_core as core
+
+    def explode(*args, **kwargs):
+        raise ValueError("column 'secret_col': confidential minimum 123456.789")
+
+    monkeypatch.setattr(core.utility, "utility_summary", explode)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    with caplog.at_level("ERROR", logger="dpsynth"):
+        at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [app_state.plain(app_state.GENERIC_ERROR)]
+    assert at.session_state["dataset"].name == "penguins"  # the session's state is untouched
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "dpsynth")
+    assert "unexpected ValueError at" in logged and "compare.py" in logged
+    assert "secret_col" not in logged and "123456" not in logged
