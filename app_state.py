@@ -74,19 +74,24 @@ return_freed_memory()
 
 
 class _SessionEnd:
-    """Kept in each session's state; when Streamlit drops the session, its finaliser trims the heap.
+    """Kept in each session's state; when Streamlit drops the session, its finaliser cleans up after it.
 
     Streamlit offers no hook for a session's end. A closed session is dropped once its reconnect time
     has passed (server.disconnectedSessionTTL, 120 s by default, at the next session stored), and with it
-    its state; glibc keeps the freed small blocks of each script thread's arena until asked, so a second
-    later the heaps are trimmed.
+    its state, but without being shut down: its uploads stayed in Streamlit's upload store for the
+    server's life (each 49 MB upload). The finaliser removes them; and as glibc keeps the freed small
+    blocks of each script thread's arena until asked, a second later the heaps are trimmed.
     """
 
     def __init__(self):
-        weakref.finalize(self, _trim_later)
+        ctx = get_script_run_ctx()
+        session_id, uploads = (ctx.session_id, ctx.uploaded_file_mgr) if ctx is not None else (None, None)
+        weakref.finalize(self, _session_ended, session_id, uploads)
 
 
-def _trim_later() -> None:
+def _session_ended(session_id, uploads) -> None:
+    if uploads is not None:
+        uploads.remove_session_files(session_id)
     timer = threading.Timer(1.0, _malloc_trim)  # after the rest of the session's state is freed
     timer.daemon = True
     timer.start()
@@ -274,18 +279,6 @@ def set_bundled(name: str) -> None:
     st.session_state["dataset"] = Dataset(name, df, _kept_schema(fp, schema), fp, "bundled")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
-
-
-def release_upload(upload) -> None:
-    """Drop the uploaded file's bytes from Streamlit's upload store once they are read.
-
-    Streamlit keeps an upload's bytes for as long as the session is kept, and a closed session whose
-    reconnect time expires is dropped without being shut down, so its uploads were never removed (each
-    49 MB upload stayed after its browser closed). The table read from them is all the session needs.
-    """
-    ctx = get_script_run_ctx()
-    if ctx is not None and ctx.uploaded_file_mgr is not None:
-        ctx.uploaded_file_mgr.remove_file(ctx.session_id, upload.file_id)
 
 
 def set_uploaded(name: str, df: pd.DataFrame) -> None:

@@ -26,7 +26,6 @@ def _on_upload():
         return
     try:
         df = core.load_csv(upload)
-        app_state.release_upload(upload)
         app_state.set_uploaded(upload.name, df)
     except core.DataError as err:
         ss["upload_error"] = str(err)
