@@ -431,7 +431,7 @@ def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
         b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
         c.metric("δ", f"{ledger['delta']:g}")
     if ledger["steps"]:
-        st.dataframe(core.ledger_steps_table(ledger), hide_index=True)
+        st.dataframe(core.ledger_steps_table(ledger), hide_index=True, placeholder="")  # no "None" cells
     st.caption(
         f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
         f"({ledger['public']['row_count']['source']})."
@@ -694,3 +694,10 @@ def public_lookalike(upload) -> pd.DataFrame | None:
         show_error(str(err))
         return None
     return df[[c for c in dataset().df.columns if c in df.columns]]
+
+
+# -- Synthesize page: the headline readout (dpsynth_core.readout) --
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def headline(key: str, _real, _synth, _schema, seed: int):
+    return core.readout.headline(_real, _synth, _schema, seed)

@@ -108,6 +108,37 @@ DIRICHLET_DEFAULT_BINS = 3
 # 0.003/0.099 with 1; on penguins 0.083/0.239 and 0.013/0.144 (issue 18).
 PEGS_TOP_FEATURES = 1
 PEGS_BLOCK = 10
+
+
+def epsilon_input_error(value) -> str | None:
+    """Why a typed ε cannot be used, in one sentence; None when it can.
+
+    The exact-ε box does not clamp: a value outside the range is refused with this sentence and the
+    settings keep their earlier ε.
+
+    >>> epsilon_input_error(0.001)
+    'ε = 0.001 is below the smallest ε this app allows, 0.01: type a value from 0.01 to 100.'
+    >>> epsilon_input_error(2.5) is None
+    True
+    """
+    try:
+        eps = float(value)
+    except (TypeError, ValueError):
+        return f"{value!r} is not a number: type ε as a number from {EPSILON_MIN:g} to {EPSILON_MAX:g}."
+    if eps != eps:
+        return f"ε must be a number: type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}."
+    if eps <= 0:
+        return (f"ε = {eps:g} promises nothing (ε must be positive; smaller is more private): type a value "
+                f"from {EPSILON_MIN:g} to {EPSILON_MAX:g}.")
+    if eps < EPSILON_MIN:
+        return (f"ε = {eps:g} is below the smallest ε this app allows, {EPSILON_MIN:g}: type a value from "
+                f"{EPSILON_MIN:g} to {EPSILON_MAX:g}.")
+    if eps > EPSILON_MAX:
+        return (f"ε = {eps:g} is above the largest ε this app allows, {EPSILON_MAX:g} (e^ε would exceed 10^43, "
+                f"which promises nothing): type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}.")
+    return None
+
+
 # Gibbs chains run side by side by the per-record samplers (pegs, pegs_rs,
 # pmi): each record (block) is seeded by the previous synthetic record of its
 # chain, the first of a chain by a uniform draw over the public domain. Fewer

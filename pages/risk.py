@@ -6,12 +6,16 @@ import sys
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core, plain
 
 app_state.start_page()
 
 risk = core.risk
 st.title("Risk")
+summary_slot = st.empty()  # one line on every verdict below, written when they are all known
+SHOWN = []  # the estimates shown on this run, for that line
+ui_controls.compact_controls()  # tune ε here and see the verdicts follow
 ds, cfg = app_state.dataset(), app_state.config()
 
 # The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched.
@@ -24,7 +28,7 @@ if wanted != cfg.holdout:
     app_state.set_config(holdout=wanted)
     st.rerun()  # the sidebar and the synthesis must follow the new split
 
-result = app_state.synthesis_or_stop()
+result = ui_controls.synthesis()
 ledger, used = result.ledger, ds.schema.used
 train, held = app_state.split()
 real, synth = train[used], result.data[used]
@@ -37,9 +41,25 @@ def show(est, fmt: str = "{:.3f}", note: str = "", chart_key: str = "") -> None:
     left, right = st.columns([2, 3])
     left.metric(est.label, "n/a" if math.isnan(est.value) else fmt.format(est.value),
                 help=core.METRICS[est.metric].reading)
-    box = {"none": left.success, "population": left.info, "disclosure": left.warning}[est.finding]
+    box = {"none": left.success, "population": left.info, "undetermined": left.info,
+           "disclosure": left.warning}[est.finding]
     box(plain(est.verdict()))
+    SHOWN.append(est)
     right.plotly_chart(core.plots.estimate_figure(est, note=note), key=chart_key or f"est_{est.metric}")
+
+
+def show_summary() -> None:
+    """The page's first line: every verdict in one sentence, and why verdicts stay open without a holdout."""
+    line = risk.verdict_summary(SHOWN)
+    undecided = any(e.finding == "undetermined" for e in SHOWN)
+    if any(e.finding == "disclosure" for e in SHOWN):
+        summary_slot.warning(line)
+    elif undecided:
+        summary_slot.info(line + " Without held-out rows a synthesis that learned only the population beats the "
+                          "random-data baselines too, so those verdicts are left open rather than called "
+                          "disclosure.")
+    else:
+        summary_slot.success(line)
 
 
 st.subheader("Formal guarantee")
@@ -129,3 +149,5 @@ if keys and sensitive:
     st.caption(plain(f"The intruder fits {ai.model} on the synthetic data to predict {sensitive} from "
                      f"{', '.join(keys)}, then applies it to the {ai.n:,} confidential records."))
     show(ai.estimate, fmt="{:.3f}" if ai.measure == "accuracy" else "{:,.4g}", note=sensitive)
+
+show_summary()

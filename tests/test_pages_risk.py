@@ -195,3 +195,27 @@ def test_distance_measures_on_a_subsample_say_its_size(at, monkeypatch):
     # At or above the table's size, max_rows changes nothing.
     same = core.risk.distance_risk(train, synth, schema=ds.schema, seed=cfg.seed, max_rows=344)
     assert same.measured is None and np.array_equal(same.dcr_train, full.dcr_train)
+
+
+def test_page_opens_with_one_line_on_every_verdict_and_no_alarm_without_a_holdout(at):
+    # An ε = 1 DP synthesis of the penguins, no rows held out (issue 20.4).
+    at.switch_page("pages/risk.py").run()
+    _no_errors(at)
+    ds, cfg, train, _, synth = _expected_inputs(at)
+    keys, sensitive = list(ds.schema.keys), ds.schema.sensitive
+    stol = core.risk.default_sensitive_tolerance(sensitive, [train, synth], ds.schema)
+    kw = dict(schema=ds.schema, sensitive_tolerance=stol)
+    estimates = [core.risk.key_match_disclosure(train, synth, keys, sensitive, **kw).estimate,
+                 core.risk.unique_reproduction(train, synth, keys, sensitive, **kw).estimate,
+                 *[core.risk.distance_risk(train, synth, schema=ds.schema, seed=cfg.seed).estimates[m]
+                   for m in ("exact_copy_share", "dcr_median")],
+                 core.risk.attribute_inference(train, synth, keys, sensitive, schema=ds.schema, seed=cfg.seed).estimate]
+    line = core.risk.verdict_summary(estimates)
+    boxes = [*at.success, *at.info, *at.warning]
+    first = next(b for b in boxes if b.value.startswith("Verdicts on"))
+    assert first.value.startswith(line)
+    # Nothing on this page calls an ε = 1 synthesis "measurable disclosure" without held-out records.
+    assert not any("measurable disclosure." in b.value for b in boxes), [b.value for b in at.warning]
+    # The summary is drawn right after the title, above the formal guarantee.
+    texts = [e.value for e in at.main if hasattr(e, "value") and isinstance(e.value, str)]
+    assert texts.index(first.value) < texts.index("Formal guarantee")
