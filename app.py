@@ -52,4 +52,4 @@ if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn ne
             "Switch to release mode in the sidebar for the final synthesis.")
 if not learning:  # Learn writes its own demo's state in the address bar
     app_state.write_link()
-page.run()
+app_state.run_page(page)  # inside a net: one sentence, never a traceback (or data) on the page or in the log

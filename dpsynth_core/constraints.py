@@ -13,7 +13,11 @@ EPSILON_DEFAULT = 1.0
 DELTA_MAX = 0.1
 
 # Input files.
-MAX_UPLOAD_MB = 50          # also server.maxUploadSize in .streamlit/config.toml
+# The upload limit, one number in one unit: 50 MB = 50,000,000 bytes. Streamlit's server.maxUploadSize
+# (.streamlit/config.toml) holds the same 50: its browser side refuses above 50 × 10**6 bytes, its
+# server side above 50 × 2**20; the loader refuses above MAX_UPLOAD_BYTES, so 50,000,000 holds everywhere.
+MAX_UPLOAD_MB = 50
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1_000_000
 MAX_ROWS = 1_000_000
 MAX_COLUMNS = 200
 
@@ -56,6 +60,10 @@ PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a sho
 # with about as many terms as rows separates any two datasets (6 text columns of 20
 # levels gave 2,005 terms on 2,000 rows: 11 s and a meaningless fit); diamonds needs 259.
 PROPENSITY_MAX_TERMS = 400
+
+# Distance-based risk on the Risk page: at most this many real records are measured (a random subsample,
+# its size shown); every synthetic record is searched. A million records took 17 s, 50,000 about 2 s.
+RISK_DISTANCE_MAX_ROWS = 50_000
 
 # Log-scale ε slider: 10 steps per decade from EPSILON_MIN to EPSILON_MAX,
 # rounded to 3 significant digits so the labels read cleanly.

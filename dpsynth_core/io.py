@@ -187,12 +187,13 @@ def _read_bytes(src):
 
 def _read_stream(fh):
     """Read at most one byte past the size limit, so a huge file is never held whole."""
-    limit = int(constraints.MAX_UPLOAD_MB * 1024 * 1024)  # MiB, as Streamlit's maxUploadSize
+    limit = constraints.MAX_UPLOAD_BYTES  # the browser's limit too (constraints.py says why)
     data = fh.read(limit + 1) or b""
     if isinstance(data, str):
         raise DataError("The file was opened as text; open it in binary mode and try again.")
     if len(data) > limit:
-        raise DataError(f"The file is larger than the {constraints.MAX_UPLOAD_MB} MB limit; "
+        raise DataError(f"The file is larger than the {constraints.MAX_UPLOAD_MB} MB limit "
+                        f"({constraints.MAX_UPLOAD_BYTES:,} bytes); "
                         "upload a smaller file, for example a sample of the rows.")
     return bytes(data)
 

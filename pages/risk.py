@@ -1,6 +1,7 @@
 """Risk: how much the release discloses about the confidential records."""
 
 import math
+import sys
 
 import streamlit as st
 
@@ -87,6 +88,9 @@ tol = left.number_input("Tolerance for numeric keys (same units as the column; 0
 stol = None
 if sensitive is not None and ds.schema[sensitive].kind == "numeric":
     default_tol = risk.default_sensitive_tolerance(sensitive, [real, synth], ds.schema)
+    # A range wider than the largest float (1e308 to -1e308) makes 5% of it infinite; the browser's number
+    # box holds at most the largest float, which matches everything just the same.
+    default_tol = min(float(default_tol), sys.float_info.max) if default_tol == default_tol else 0.0
     stol = right.number_input("A numeric guess reveals the sensitive value when this close (default: 5% of its "
                               "range)", min_value=0.0, value=float(default_tol), key="risk_stol")
 if not keys:
@@ -125,6 +129,11 @@ elif keys and sensitive:
 
 st.subheader("Distance to closest record and membership inference")
 dr = app_state.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
+if dr.measured is not None:
+    also = f" and {min(len(holdout), dr.measured[0]):,} of the {len(holdout):,} held out" if holdout is not None else ""
+    st.caption(f"Measured on a random subsample of {dr.measured[0]:,} of the {dr.measured[1]:,} records the "
+               f"synthesizer saw{also}, each searched against all {len(synth):,} synthetic records; the "
+               "intervals are for that sample.")
 st.plotly_chart(core.plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline), key="dcr_chart")
 show(dr.estimates["exact_copy_share"], fmt="{:.4f}")
 show(dr.estimates["dcr_median"], fmt="{:.4f}")

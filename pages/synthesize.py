@@ -135,7 +135,7 @@ def exploration(ds) -> None:
     app_state.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
-    st.dataframe(result.data.head(50), height=260)  # a preview; the download has every row
+    st.dataframe(app_state.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)

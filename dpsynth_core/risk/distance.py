@@ -224,6 +224,9 @@ class DistanceRisk:
         The DCR-threshold attack, train (members) vs holdout; None without one.
     estimates : dict of str to RiskEstimate
         ``exact_copy_share``, ``dcr_median`` and, with a holdout, ``mia_auc``.
+    measured : tuple of int or None
+        With ``max_rows``: (records measured, records the synthesizer saw);
+        None when every record was measured.
     """
 
     dcr_train: np.ndarray
@@ -233,6 +236,7 @@ class DistanceRisk:
     copies_holdout: float | None
     membership: MembershipInference | None
     estimates: dict
+    measured: tuple[int, int] | None = None  # (records measured, records given) when ``max_rows`` subsampled
 
 
 def distance_risk(
@@ -244,6 +248,7 @@ def distance_risk(
     seed: int | np.random.Generator | None = None,
     n_jobs: int = -1,
     confidence: float = CONFIDENCE,
+    max_rows: int | None = None,
 ) -> DistanceRisk:
     """Everything distance-based the Risk page shows, from one set of KD-trees.
 
@@ -266,6 +271,12 @@ def distance_risk(
     confidence : float, default=0.95
         Level of the intervals: Wilson for copy shares, order statistics for
         medians, Hanley–McNeil for the AUC.
+    max_rows : int or None, default=None
+        Measure at most this many records of ``train`` (and of ``holdout``),
+        drawn at random without replacement; every synthetic record is still
+        searched, so each measured record's DCR and copy are exact and the
+        shares, medians and AUC are estimates from the subsample (their
+        intervals use its size). None: every record.
 
     Returns
     -------
@@ -288,9 +299,16 @@ def distance_risk(
         if frame is not None and len(frame) == 0:
             raise DataError(f"Distance-based risk needs records in {name}, which has none; hold out and keep some rows.")
     rng = np.random.default_rng(seed)
+    given = [train, synth] + ([holdout] if holdout is not None else [])  # the domains read every record
+    names = [c for c, _, _ in _used_columns(given, schema)]
+    domains = {c: column_domain(c, given, schema) for c in names}
+    measured = None
+    if max_rows is not None and len(train) > max_rows:
+        measured = (max_rows, len(train))
+        train = train.iloc[np.sort(rng.choice(len(train), size=max_rows, replace=False))]
+    if max_rows is not None and holdout is not None and len(holdout) > max_rows:
+        holdout = holdout.iloc[np.sort(rng.choice(len(holdout), size=max_rows, replace=False))]
     frames = [train, synth] + ([holdout] if holdout is not None else [])
-    names = [c for c, _, _ in _used_columns(frames, schema)]
-    domains = {c: column_domain(c, frames, schema) for c in names}
     noise = random_public_data(names, domains, len(synth), rng)
     encoded = _encode([*frames, noise], schema)
     check_distance_cost(encoded, encoded[1])
@@ -305,7 +323,7 @@ def distance_risk(
     copies = exact_copy_share(train, synth)
     pi = np.ones(n)
     for c in train.columns:
-        pi = pi * hit_probability(train[c], column_domain(c, frames, schema))
+        pi = pi * hit_probability(train[c], column_domain(c, given, schema))
     copy_base = float(np.mean(-np.expm1(n_s * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
     held_copies, held = None, {}
     if holdout is not None:
@@ -342,7 +360,8 @@ def distance_risk(
             holdout_applies=False,
         )
     return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
-                        copies_holdout=held_copies, membership=membership, estimates=estimates)
+                        copies_holdout=held_copies, membership=membership, estimates=estimates,
+                        measured=measured)
 
 
 def _take(encoded: "_Encoded", rows: np.ndarray) -> "_Encoded":
