@@ -75,6 +75,15 @@ def check_bins(bins) -> int:
     return int(bins)
 
 
+def _strides(shape: tuple[int, ...]) -> np.ndarray:
+    """C-order strides of a table of ``shape`` (under the cell cap, so int64 holds them).
+
+    Written out because numpy's ravel_multi_index stops at 64 dimensions, and a table of
+    many one-level columns has few cells.
+    """
+    return np.array([math.prod(shape[j + 1:]) for j in range(len(shape))], dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class Table:
     """The measured contingency table: the only thing a release sees of the data."""
@@ -116,7 +125,8 @@ class Dirichlet(Synthesizer):
         numeric = any(d.column.kind == "numeric" for d in domains)
         remedy = (f"bin numeric columns more coarsely (bins below {bins}) or synthesize fewer columns"
                   if numeric else "synthesize fewer columns or merge categories")
-        return (f"The full table of these {len(columns)} columns has {cells:,} cells, over the "
+        count = f"{cells:,}" if cells < 10 ** 15 else f"about 10^{len(str(cells)) - 1}"
+        return (f"The full table of these {len(columns)} columns has {count} cells, over the "
                 f"Dirichlet–multinomial cap of {constraints.DIRICHLET_MAX_CELLS:,}; {remedy}.")
 
     def measure(self, df, schema, columns, *, bins):
@@ -124,7 +134,7 @@ class Dirichlet(Synthesizer):
         shape = tuple(d.size for d in domains)
         # A value outside the public domain cannot be placed in a cell: such rows are not counted.
         codes = codes[(codes != OUTSIDE).all(axis=1)]
-        flat = np.ravel_multi_index(tuple(codes.T), shape) if len(codes) else np.empty(0, np.int64)
+        flat = codes @ _strides(shape) if len(codes) else np.empty(0, np.int64)
         counts = np.bincount(flat, minlength=math.prod(shape))
         return Table(list(columns), domains, counts)
 
@@ -138,7 +148,7 @@ class Dirichlet(Synthesizer):
         pi = g / total if total > 0 else np.full(cells, 1.0 / cells)
         synthetic_counts = rng.multinomial(n, pi)
         cell_of_row = rng.permutation(np.repeat(np.arange(cells), synthetic_counts))
-        codes = np.unravel_index(cell_of_row, measured.shape)
+        codes = [(cell_of_row // stride) % size for stride, size in zip(_strides(measured.shape), measured.shape)]
         values = {c: decode_column(codes[j], d, rng) for j, (c, d) in enumerate(zip(measured.columns, measured.domains))}
         step = Step(
             "Dirichlet–multinomial posterior sample",
