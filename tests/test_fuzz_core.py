@@ -195,7 +195,7 @@ def whole_core_path(data: bytes, holdout_share: float, declare: bool = False) ->
     if declare:
         inferred = declared_over(inferred)
     schema = Schema.from_dict(json.loads(json.dumps(inferred.to_dict(), default=str)))  # as the pages pass it
-    train, held = rumap.split_holdout(df, holdout_share, seed=0) if len(df) >= 6 else (df, None)
+    train, held = rumap.split_holdout(df, holdout_share, rng=np.random.default_rng(0)) if len(df) >= 6 else (df, None)
     for method in METHODS:
         res = attempt(synthesize, train, method, epsilon=1.0, schema=schema, seed=0)
         if res is None:

@@ -25,7 +25,9 @@ def _no_errors(at):
 def _rebuilt(at):
     """The rows the synthesizer saw and the synthesis at the session's settings, from the core."""
     ds, cfg = at.session_state["dataset"], at.session_state["synth_config"]
-    train, _ = core.rumap.split_holdout(ds.df, cfg.holdout, seed=int(ds.fingerprint[:8], 16))
+    # The session keeps its holdout mask (fresh coins per record, issue 15), never a seed.
+    mask = at.session_state["holdout_masks"][(ds.fingerprint, cfg.holdout)] if cfg.holdout else None
+    train, _ = core.rumap.split_holdout(ds.df, cfg.holdout, mask=mask)
     result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, schema=ds.schema, seed=cfg.seed)
     return ds, cfg, train, result
 

@@ -137,7 +137,8 @@ def schema_dtype(col: ColumnSchema):
     if all(isinstance(c, (bool, np.bool_)) for c in cats):
         return "boolean"
     if all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in cats):
-        return "Int64"
+        # whole numbers past int64 (a CSV may hold 2**64) stay Python ints
+        return "Int64" if all(-2**63 <= int(c) < 2**63 for c in cats) else "object"
     if all(isinstance(c, str) for c in cats):
         return "str"
     if all(isinstance(c, (float, np.floating)) for c in cats):
@@ -157,7 +158,7 @@ def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
             x = pd.to_numeric(s, errors="coerce").astype(float)
             return x.round().astype("Int64") if col.integer else x
         return s.astype(dtype)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return s
 
 
