@@ -27,6 +27,14 @@ DEFAULT_BINS = 20           # bins per numeric column for methods that need cate
 MAX_SYNTH_ROWS = 1_000_000
 CART_MIN_LEAF = 5           # synthpop's minbucket
 
+# Marginal-based methods that work in zCDP (MST) need δ > 0: a run asked for
+# δ = 0 uses this one, and its ledger says so.
+DEFAULT_DELTA = 1e-6
+# Their default bins per numeric column (chosen by bench/bench_dp_utility.py
+# for the best mean 2-way total variation on diamonds at ε = 1).
+MST_DEFAULT_BINS = 20
+PRIVBAYES_DEFAULT_BINS = 10
+
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
 
