@@ -34,6 +34,11 @@ DEFAULT_DELTA = 1e-6
 # for the best mean 2-way total variation on diamonds at ε = 1).
 MST_DEFAULT_BINS = 20
 PRIVBAYES_DEFAULT_BINS = 10
+# They keep every 2-way (MST) or 3-way (PrivBayes) count table between the
+# measurement and the release: more cells than this in all are refused.
+MARGINAL_MAX_CELLS = 20_000_000
+# PrivBayes scores every (column, pair of parents) at each step: Σ (d − k)·C(k, 2) ≈ d⁴/24 choices.
+PRIVBAYES_MAX_COLUMNS = 40
 
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample

@@ -239,3 +239,19 @@ def test_records_are_multinomial_draws_from_the_model(method):
         total += stats.chisquare(obs, shares * obs.sum()).statistic
         dof += obs.size - 1
     assert stats.chi2.ppf(0.001, dof) < total < stats.chi2.ppf(0.999, dof), (total, dof)
+
+
+def test_too_many_table_cells_or_columns_are_refused_with_one_sentence():
+    from dpsynth_core.errors import MethodRefused
+    # 70 columns of 97 categories: C(70, 2)·97² = 2415·9409 = 22,722,735 two-way cells > 2·10⁷
+    df = pd.DataFrame({f"c{i}": np.arange(100) % 97 for i in range(70)})
+    schema = {c: {"kind": "categorical", "categories": list(range(97))} for c in df}
+    with pytest.raises(MethodRefused, match=r"MST keeps every 2-way table of these 70 columns, 22,722,735 cells"):
+        synthesize(df, "mst", epsilon=1.0, schema=schema, n=10)
+    # PrivBayes: 41 columns is over its 40; 40 binary columns pass (C(40, 3)·8 = 79,040 cells)
+    with pytest.raises(MethodRefused, match="41 columns"):
+        synthesize(df.iloc[:, :41], "privbayes", epsilon=1.0, schema=schema, n=10)
+    small = pd.DataFrame({f"c{i}": np.arange(100) % 2 for i in range(40)})
+    out = synthesize(small, "privbayes", epsilon=1.0, schema={c: {"kind": "categorical", "categories": [0, 1]}
+                                                              for c in small}, n=10)
+    assert out.ledger["epsilon_total"] == pytest.approx(1.0)

@@ -9,9 +9,15 @@ from its conditional given its parents' drawn values.
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 
-from .encoding import OUTSIDE
+from .. import constraints
+from ..schema import Schema
+from .dirichlet import check_bins
+from .encoding import OUTSIDE, column_domain
 
 
 def count_table(codes: np.ndarray, sizes: list[int]) -> np.ndarray:
@@ -82,3 +88,18 @@ def conditional(joint: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(mass > 0, rows / np.where(mass > 0, mass, 1), fallback[None, :])
     return out
+
+
+def table_cells_refusal(schema: Schema, columns: list[str], bins, way: int, method: str) -> str | None:
+    """One sentence if the ``way``-way tables of every set of columns would hold too many cells, else None.
+
+    ``measure`` keeps them all (the release chooses among them), so their
+    total size bounds its memory and time.
+    """
+    sizes = [column_domain(schema[c], check_bins(bins)).size for c in columns]
+    cells = sum(math.prod(t) for t in itertools.combinations(sizes, way))
+    if cells <= constraints.MARGINAL_MAX_CELLS:
+        return None
+    return (f"{method} keeps every {way}-way table of these {len(columns)} columns, {cells:,} cells in all, over "
+            f"the cap of {constraints.MARGINAL_MAX_CELLS:,}; synthesize fewer columns, merge categories or "
+            "use fewer bins.")

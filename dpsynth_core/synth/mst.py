@@ -37,7 +37,8 @@ from .. import constraints
 from ..mechanisms import zcdp_epsilon, zcdp_rho
 from .base import Step, Synthesizer, register
 from .encoding import decode_column, encode
-from .graphical import conditional, count_table, exponential_mechanism, project_simplex, sample_rows
+from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
+                        table_cells_refusal)
 
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
 IPF_ITERATIONS = 30
@@ -87,6 +88,9 @@ class MST(Synthesizer):
                    "(McKenna et al. 2021; zCDP, reported as (ε, δ)-DP). Keeps every marginal and the "
                    "strongest pairwise associations.")
     defaults = {"bins": constraints.MST_DEFAULT_BINS}
+
+    def refuse(self, schema, columns, n, *, bins, **params):
+        return table_cells_refusal(schema, columns, bins, 2, "MST")
 
     def measure(self, df, schema, columns, *, bins):
         return measure_marginals(df, schema, columns, bins)

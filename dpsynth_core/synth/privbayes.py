@@ -34,7 +34,8 @@ from .. import constraints
 from ..mechanisms import geometric_noise
 from .base import Step, Synthesizer, register
 from .encoding import decode_column, encode
-from .graphical import conditional, count_table, exponential_mechanism, project_simplex, sample_rows
+from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
+                        table_cells_refusal)
 
 SELECTION_SHARE = 0.3  # β of the paper: share of ε spent choosing the network
 R_SENSITIVITY = 2.0
@@ -58,6 +59,13 @@ class PrivBayes(Synthesizer):
                    "(exponential mechanism on the R score), noisy conditional tables (geometric noise), "
                    "and records drawn i.i.d. from the network (Zhang et al. 2017). Keeps triples of columns.")
     defaults = {"bins": constraints.PRIVBAYES_DEFAULT_BINS}
+
+    def refuse(self, schema, columns, n, *, bins, **params):
+        if len(columns) > constraints.PRIVBAYES_MAX_COLUMNS:
+            return (f"PrivBayes compares every column with every pair of earlier ones, too many choices for "
+                    f"{len(columns)} columns (at most {constraints.PRIVBAYES_MAX_COLUMNS}); synthesize fewer "
+                    "columns or use MST.")
+        return table_cells_refusal(schema, columns, bins, 3, "PrivBayes")
 
     def measure(self, df, schema, columns, *, bins):
         codes, domains = encode(df, schema, columns, bins)
