@@ -145,7 +145,8 @@ def main() -> None:
     args = ap.parse_args()
     df, schema = core.load_bundled("diamonds")
     records = []
-    workdir = Path(tempfile.mkdtemp(prefix="dp_utility_"))
+    tmp = tempfile.TemporaryDirectory(prefix="dp_utility_")  # the peer's files: public data only, removed at exit
+    workdir = Path(tmp.name)
     for eps in args.epsilons:
         for method in args.methods:
             params = {} if args.bins is None else {"bins": args.bins}
@@ -163,6 +164,7 @@ def main() -> None:
                         records.append({"ε": eps, "method": name, "seed": seed, **r})
                 except Exception as exc:
                     print(f"smartnoise MST ε={eps:g} seed {seed}: {type(exc).__name__}: {exc}")
+    tmp.cleanup()
     table = pd.DataFrame(records)
     med = table.groupby(["ε", "method"], sort=False).median(numeric_only=True).drop(columns="seed")
     print(machine())
