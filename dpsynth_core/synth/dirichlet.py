@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
 
@@ -100,6 +101,9 @@ class Dirichlet(Synthesizer):
                    "uniform: the pull grows as ε falls and does not shrink with more data (Charest). "
                    "Only for small tables (few columns, coarse bins).")
     defaults = {"bins": constraints.DIRICHLET_DEFAULT_BINS}
+
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
+        return forecasting.dirichlet(schema, epsilon, n, bins=bins)
 
     def refuse(self, schema, columns, n, *, bins, **params):
         bins = check_bins(bins)

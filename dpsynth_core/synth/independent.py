@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import constraints
 from ..mechanisms import geometric_noise
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .encoding import decode_column, encode
 
@@ -31,6 +32,9 @@ class Independent(Synthesizer):
     description = ("Each column drawn on its own from a noisy histogram (geometric noise, ε split "
                    "equally over columns). Keeps every marginal; loses all associations.")
     defaults = {"bins": constraints.DEFAULT_BINS}
+
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
+        return forecasting.independent(schema, epsilon, n, bins=bins)
 
     def measure(self, df, schema, columns, *, bins):
         codes, domains = encode(df, schema, columns, bins)
