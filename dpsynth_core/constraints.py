@@ -53,6 +53,19 @@ def over_memory_budget(what: str, need: float, remedy: str) -> str | None:
     return (f"{what} would need about {need / 1e9:.3g} GB of memory, over the {MEMORY_BUDGET_BYTES / 1e9:g} GB "
             f"a request may use; {remedy}.")
 
+# Marginal-based methods that work in zCDP (MST) need δ > 0: a run asked for
+# δ = 0 uses this one, and its ledger says so.
+DEFAULT_DELTA = 1e-6
+# Their default bins per numeric column (chosen by bench/bench_dp_utility.py
+# for the best mean 2-way total variation on diamonds at ε = 1).
+MST_DEFAULT_BINS = 20
+PRIVBAYES_DEFAULT_BINS = 10
+# They keep every 2-way (MST) or 3-way (PrivBayes) count table between the
+# measurement and the release: more cells than this in all are refused.
+MARGINAL_MAX_CELLS = 20_000_000
+# PrivBayes scores every (column, pair of parents) at each step: Σ (d − k)·C(k, 2) ≈ d⁴/24 choices.
+PRIVBAYES_MAX_COLUMNS = 40
+
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
 # Most model terms (design columns) a discriminator fits: rare levels are pooled and

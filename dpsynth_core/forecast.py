@@ -14,9 +14,6 @@ from .synth import SYNTHESIZERS
 from .synth import forecasting
 from .synth.base import Forecast
 
-#: δ assumed by the generic marginal forecast when none is given (issue 18 asks for δ ≤ 1e-6).
-DEFAULT_DELTA = 1e-6
-
 #: Methods :func:`suggest_method` may name, best first where registered: the marginal-based methods
 #: (issue 18 measured MST 1.3–6.7× better than ``independent`` on mean 2-way TV at every ε).
 MARGINAL_METHODS = ("mst", "privbayes", "aim")
@@ -40,7 +37,7 @@ def forecast(method: str, schema: Schema, epsilon: float, n: int | None = None, 
     if own is not None:
         return own
     return forecasting.marginals(schema, float(epsilon), n, bins=params.get("bins") or constraints.DEFAULT_BINS,
-                                 delta=params.get("delta") or DEFAULT_DELTA, label=synth.label)
+                                 delta=params.get("delta") or constraints.DEFAULT_DELTA, label=synth.label)
 
 
 @dataclass(frozen=True)

@@ -362,6 +362,8 @@ def synthesize(
     else:
         measured = _measured(synth, df, schema, targets, params)
         extra = {}
+    if getattr(synth, "uses_delta", False):  # zCDP methods need δ > 0: the default when none is asked for
+        extra["delta"] = (float(delta) or constraints.DEFAULT_DELTA) / implicates
     frames, steps = [], list(count_steps)
     for m in range(implicates):
         values, part = synth.release(measured, epsilon=eps_each, n=n, rng=rng, **extra, **params)

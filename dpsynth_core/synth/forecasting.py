@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import constraints
-from ..mechanisms import geometric_variance
+from ..mechanisms import geometric_variance, zcdp_rho
 from .base import Forecast
 from .encoding import column_domain
 
@@ -184,12 +184,6 @@ def seqreg(schema, epsilon: float, n: int | None, *, chain: list[str], bins: int
     level = _level(rel, 0.005, 0.05)
     return Forecast(f"{head}, against n = {n:,} rows: noise about {rel:.2%} of the row count; "
                     f"{VERDICT[level]}.", level)
-
-
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """Largest ρ with ρ + 2√(ρ ln(1/δ)) ≤ ε (Bun & Steinke): √ρ = √(ln(1/δ) + ε) − √(ln(1/δ))."""
-    ln = math.log(1 / delta)
-    return (math.sqrt(ln + epsilon) - math.sqrt(ln)) ** 2
 
 
 def marginals(schema, epsilon: float, n: int | None, *, bins: int, delta: float, label: str) -> Forecast:

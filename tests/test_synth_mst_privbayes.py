@@ -1,0 +1,257 @@
+"""MST and PrivBayes (issue 18): accounting by hand, ledgers, output in domain,
+and sampling i.i.d. from the fitted model (no rounding that couples columns).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import dpsynth_core as core
+from dpsynth_core import constraints
+from dpsynth_core.mechanisms import zcdp_epsilon, zcdp_rho
+from dpsynth_core.schema import Schema
+from dpsynth_core.synth import SYNTHESIZERS, synthesize
+from dpsynth_core.synth.graphical import project_simplex, sample_rows
+from dpsynth_core.synth.privbayes import r_score
+
+
+@pytest.fixture(scope="module")
+def diamonds():
+    df, schema = core.load_bundled("diamonds")
+    return df.sample(4000, random_state=0).reset_index(drop=True), schema
+
+
+# --- accounting by hand ------------------------------------------------------------
+
+def test_zcdp_rho_by_hand():
+    # ε = 1, δ = 1e-6: L = ln(10⁶) = 13.8155…; √ρ = √(L + 1) − √L = 3.84910 − 3.71692 = 0.13218.
+    rho = zcdp_rho(1.0, 1e-6)
+    assert math.sqrt(rho) == pytest.approx(math.sqrt(math.log(1e6) + 1) - math.sqrt(math.log(1e6)), rel=1e-12)
+    assert rho == pytest.approx(0.017472, rel=1e-3)
+    # it is the largest ρ meeting the bound: ρ + 2√(ρL) = ε exactly, and a bigger ρ breaks it
+    assert rho + 2 * math.sqrt(rho * math.log(1e6)) == pytest.approx(1.0, rel=1e-12)
+    assert zcdp_epsilon(rho * 1.001, 1e-6) > 1.0
+    for eps, delta in [(0.3, 1e-6), (3.0, 1e-9), (10.0, 1e-5)]:
+        assert zcdp_epsilon(zcdp_rho(eps, delta), delta) == pytest.approx(eps, rel=1e-12)
+    with pytest.raises(ValueError, match="delta"):
+        zcdp_rho(1.0, 0.0)
+
+
+def test_project_simplex_by_hand():
+    # y = (3, 1, −1), total 2: τ = 1 gives (2, 0, 0); clipping would give (3, 1, 0), sum 4.
+    np.testing.assert_allclose(project_simplex(np.array([3.0, 1.0, -1.0]), 2.0), [2.0, 0.0, 0.0])
+    # y = (1, 1), total 4: τ = −1, (2, 2)
+    np.testing.assert_allclose(project_simplex(np.array([1.0, 1.0]), 4.0), [2.0, 2.0])
+    # shape kept; result the nearest point: KKT — equal shift on the support, y − τ ≤ 0 off it
+    y = np.random.default_rng(0).normal(0, 3, (4, 5))
+    x = project_simplex(y, 10.0)
+    assert x.shape == y.shape and x.min() >= 0 and x.sum() == pytest.approx(10.0)
+    shift = (y - x)[x > 0]
+    assert np.ptp(shift) < 1e-9 and np.all(y[x == 0] <= shift[0] + 1e-9)
+
+
+def test_r_score_by_hand_and_its_sensitivity():
+    # [[2, 0], [0, 2]]: independence table all 1s, ½·(1+1+1+1) = 2
+    assert r_score(np.array([[2, 0], [0, 2]])) == pytest.approx(2.0)
+    assert r_score(np.array([[3, 6], [1, 2]])) == pytest.approx(0.0)  # rows proportional: independent
+    # add/remove one record moves n·R by < 2 (the docstring's bound), checked on every cell
+    # of random small tables, including near-empty ones where the bound is tightest
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(300):
+        shape = tuple(rng.integers(2, 5, 2))
+        t = rng.poisson(rng.choice([0.3, 2, 20]), shape)
+        base = r_score(t)
+        for cell in itertools.product(*map(range, shape)):
+            t2 = t.copy()
+            t2[cell] += 1
+            worst = max(worst, abs(r_score(t2) - base))
+    assert 1.0 < worst < 2.0
+
+
+def test_mst_noise_scales_by_hand(diamonds):
+    df, schema = diamonds
+    s = synthesize(df, "mst", epsilon=1.0, schema=schema, seed=3, n=1000)
+    rho = zcdp_rho(1.0, constraints.DEFAULT_DELTA)
+    d = len(schema.used)
+    one, select, two = s.ledger["steps"]
+    assert f"σ = {math.sqrt(3 * d / (2 * rho)):.4g} per cell" in one["detail"]
+    assert f"ε₀ = {math.sqrt(8 * rho / 3 / (d - 1)):.4g} each" in select["detail"]
+    assert f"σ = {math.sqrt(3 * (d - 1) / (2 * rho)):.4g} per cell" in two["detail"]
+    assert "ρ + 2√(ρ ln(1/δ)) ≤ ε" in one["detail"]
+
+
+# --- ledgers -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("delta, expected", [(0.0, constraints.DEFAULT_DELTA), (1e-5, 1e-5)])
+def test_mst_ledger_totals(diamonds, delta, expected):
+    df, schema = diamonds
+    s = synthesize(df, "mst", epsilon=1.0, delta=delta, schema=schema, seed=1)  # n not declared: noisy count
+    led = s.ledger
+    assert led["is_dp"] and led["epsilon_total"] == pytest.approx(1.0)
+    assert led["delta"] == pytest.approx(expected) and led["delta_requested"] == delta
+    assert led["dp_label"] == f"(ε, δ)-DP with ε = 1, δ = {expected:g}"
+    mechs = [st["mechanism"] for st in led["steps"]]
+    assert mechs == ["two-sided geometric", "Gaussian (zCDP)", "exponential mechanism (zCDP)", "Gaussian (zCDP)"]
+    # the three zCDP steps share the rest of ε in thirds (equal shares of ρ)
+    rest = 1.0 - led["steps"][0]["epsilon"]
+    assert [st["epsilon"] for st in led["steps"][1:]] == pytest.approx([rest / 3] * 3)
+    chosen = re.search(r"chosen: (.*)$", led["steps"][2]["detail"]).group(1).split(", ")
+    assert len(chosen) == len(schema.used) - 1
+
+
+def test_mst_implicates_share_epsilon_and_delta(diamonds):
+    df, schema = diamonds
+    s = synthesize(df, "mst", epsilon=2.0, delta=1e-6, schema=schema, seed=1, n=500, implicates=2)
+    assert s.ledger["epsilon_total"] == pytest.approx(2.0) and s.ledger["delta"] == pytest.approx(1e-6)
+    assert len(s.implicates) == 2 and len(s.ledger["steps"]) == 6
+
+
+def test_privbayes_ledger_totals(diamonds):
+    df, schema = diamonds
+    d = len(schema.used)
+    s = synthesize(df, "privbayes", epsilon=1.0, schema=schema, seed=1, n=800)
+    led = s.ledger
+    assert led["is_dp"] and led["delta"] == 0 and led["dp_label"] == "ε-DP with ε = 1"
+    sel = [st for st in led["steps"] if st["mechanism"] == "exponential mechanism"]
+    tab = [st for st in led["steps"] if st["mechanism"] == "two-sided geometric"]
+    # d − 1 network steps, all with more than one candidate when d = 10; d − 2 noisy tables
+    assert len(sel) == d - 1 and len(tab) == d - 2
+    assert sum(st["epsilon"] for st in sel) == pytest.approx(0.3)
+    assert [st["epsilon"] for st in tab] == pytest.approx([0.7 / (d - 2)] * (d - 2))
+    assert all(st["sensitivity"] == 2.0 for st in sel)
+
+
+@pytest.mark.parametrize("method", ["mst", "privbayes"])
+def test_output_in_domain_reproducible_and_new_epsilon_reuses_the_measure(diamonds, method):
+    df, schema = diamonds
+    a = synthesize(df, method, epsilon=1.0, schema=schema, seed=5, n=700)
+    b = synthesize(df, method, epsilon=1.0, schema=schema, seed=5, n=700)
+    pd.testing.assert_frame_equal(a.data, b.data)
+    assert len(a.data) == 700 and list(a.data.columns) == list(df.columns)
+    for c in schema.used:
+        col = schema[c]
+        if col.kind == "categorical":
+            assert set(a.data[c]) <= set(col.categories), c
+        else:
+            lo, hi = col.bounds
+            assert a.data[c].between(lo, hi).all(), c
+    assert (a.data["price"] == a.data["price"].round()).all()  # an integer column stays whole
+
+
+@pytest.mark.parametrize("method", ["mst", "privbayes"])
+def test_one_and_two_column_data(method):
+    schema = Schema.from_dict({"a": {"kind": "categorical", "categories": ["x", "y"]},
+                               "b": {"kind": "numeric", "bounds": [0, 10]}})
+    df = pd.DataFrame({"a": ["x", "y"] * 50, "b": np.linspace(0, 10, 100)})
+    for cols in (["a"], ["a", "b"]):
+        s = synthesize(df[cols], method, epsilon=1.0, schema={c: schema.to_dict()[c] for c in cols}, seed=0, n=50)
+        assert s.ledger["epsilon_total"] == pytest.approx(1.0) and len(s.data) == 50
+
+
+# --- i.i.d. sampling --------------------------------------------------------------------
+
+def _conditional_independence_p(parent, x, y) -> float:
+    """Chi-square test that x and y are independent given parent (statistics summed over strata)."""
+    stat, dof = 0.0, 0
+    for v in np.unique(parent):
+        m = parent == v
+        table = pd.crosstab(x[m], y[m]).to_numpy()
+        if min(table.shape) > 1:
+            chi2, _, df_, _ = stats.chi2_contingency(table, correction=False)
+            stat, dof = stat + chi2, dof + df_
+    return float(stats.chi2.sf(stat, dof))
+
+
+def _rounding_sampler(cond, parent_index):
+    """What a sampler that rounds counts does: per parent value, each child value in one sorted block."""
+    out = np.empty(len(parent_index), dtype=np.int64)
+    for g in np.unique(parent_index):
+        idx = np.flatnonzero(parent_index == g)
+        counts = np.floor(cond[g] * len(idx)).astype(int)
+        counts[-1] = len(idx) - counts[:-1].sum()
+        out[idx] = np.repeat(np.arange(cond.shape[1]), counts)
+    return out
+
+
+def test_sample_rows_draws_siblings_independently_and_the_test_sees_rounding():
+    # Two children drawn from the same parent codes with the same conditional: given the
+    # parent they must be independent. The rounding sampler puts both children's values in
+    # the same sorted blocks, so they coincide: the same test must reject it.
+    rng = np.random.default_rng(11)
+    cond = np.array([[0.5, 0.5], [0.2, 0.8], [0.7, 0.3]])
+    parent = rng.integers(0, 3, 3000)
+    b, c = sample_rows(cond, parent, rng), sample_rows(cond, parent, rng)
+    assert _conditional_independence_p(parent, b, c) > 0.001
+    # and each child follows its conditional (chi-square goodness of fit per parent value)
+    for g in range(3):
+        obs = np.bincount(b[parent == g], minlength=2)
+        assert stats.chisquare(obs, cond[g] * obs.sum()).pvalue > 0.001
+    rb, rc = _rounding_sampler(cond, parent), _rounding_sampler(cond, parent)
+    assert _conditional_independence_p(parent, rb, rc) < 1e-10
+
+
+def _tree_data(rng, n=3000):
+    """A parent column a; b and c depend on a only (b ⟂ c given a), so b–c is weaker than a–b, a–c."""
+    a = rng.integers(0, 3, n)
+    b = np.where(rng.random(n) < 0.8, a, rng.integers(0, 3, n))
+    c = np.where(rng.random(n) < 0.8, a, rng.integers(0, 3, n))
+    schema = {k: {"kind": "categorical", "categories": [0, 1, 2]} for k in "abc"}
+    return pd.DataFrame({"a": a, "b": b, "c": c}), schema
+
+
+def test_mst_children_of_one_parent_are_independent_given_it():
+    # With ε large the tree is a–b, a–c (the two strong pairs) and the model is the data's
+    # tree projection; in the output, b and c must be independent given a. 3000 rows: the
+    # real b–c dependence given a is absent by construction, so a p-value below 0.001 would be
+    # a sampler that couples siblings (the rounding sampler above gives p < 1e-10).
+    rng = np.random.default_rng(2)
+    df, schema = _tree_data(rng)
+    s = synthesize(df, "mst", epsilon=1000.0, schema=schema, seed=4, n=6000)
+    chosen = s.ledger["steps"][1]["detail"].split("chosen: ")[1]
+    assert set(chosen.split(", ")) == {"a–b", "a–c"}
+    out = s.data
+    assert _conditional_independence_p(out["a"].to_numpy(), out["b"].to_numpy(), out["c"].to_numpy()) > 0.001
+    # yet b and c are strongly dependent overall (through a), as in the data
+    assert stats.chi2_contingency(pd.crosstab(out["b"], out["c"]))[1] < 1e-10
+
+
+@pytest.mark.parametrize("method", ["mst", "privbayes"])
+def test_records_are_multinomial_draws_from_the_model(method):
+    # With noise negligible (ε = 1000) the fitted model is the data's own distribution on
+    # the cells the model keeps. Over 30 seeds, the chi-square statistics of the output's
+    # a×b cell counts against the data's shares sum to ~χ²(30·8): i.i.d. draws land in the
+    # central 99.8% (both tails checked), while rounding counts would give a sum near 0.
+    rng = np.random.default_rng(3)
+    df, schema = _tree_data(rng)
+    shares = pd.crosstab(df["a"], df["b"]).to_numpy().ravel() / len(df)
+    total, dof = 0.0, 0
+    for seed in range(30):
+        out = synthesize(df, method, epsilon=1000.0, schema=schema, seed=seed, n=2000).data
+        obs = pd.crosstab(out["a"], out["b"]).reindex(index=[0, 1, 2], columns=[0, 1, 2], fill_value=0).to_numpy().ravel()
+        total += stats.chisquare(obs, shares * obs.sum()).statistic
+        dof += obs.size - 1
+    assert stats.chi2.ppf(0.001, dof) < total < stats.chi2.ppf(0.999, dof), (total, dof)
+
+
+def test_too_many_table_cells_or_columns_are_refused_with_one_sentence():
+    from dpsynth_core.errors import MethodRefused
+    # 70 columns of 97 categories: C(70, 2)·97² = 2415·9409 = 22,722,735 two-way cells > 2·10⁷
+    df = pd.DataFrame({f"c{i}": np.arange(100) % 97 for i in range(70)})
+    schema = {c: {"kind": "categorical", "categories": list(range(97))} for c in df}
+    with pytest.raises(MethodRefused, match=r"MST keeps every 2-way table of these 70 columns, 22,722,735 cells"):
+        synthesize(df, "mst", epsilon=1.0, schema=schema, n=10)
+    # PrivBayes: 41 columns is over its 40; 40 binary columns pass (C(40, 3)·8 = 79,040 cells)
+    with pytest.raises(MethodRefused, match="41 columns"):
+        synthesize(df.iloc[:, :41], "privbayes", epsilon=1.0, schema=schema, n=10)
+    small = pd.DataFrame({f"c{i}": np.arange(100) % 2 for i in range(40)})
+    out = synthesize(small, "privbayes", epsilon=1.0, schema={c: {"kind": "categorical", "categories": [0, 1]}
+                                                              for c in small}, n=10)
+    assert out.ledger["epsilon_total"] == pytest.approx(1.0)
