@@ -9,11 +9,14 @@ used, so the app can rebuild exactly that synthesis when a point is chosen.
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
+from joblib.parallel import get_active_backend
 
 from . import constraints
 from .metric_info import METRICS
@@ -21,6 +24,7 @@ from .scoring import SCORERS, register_scorer
 from .risk import exact_copy_share, gower_dcr, membership_inference
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
+from .synth.base import measurement
 from .utility import ks_statistic, propensity_metrics
 
 def _propensity(real, synth, *, seed, shared, **_):
@@ -88,6 +92,7 @@ def ru_map(
     holdout: float = 0.0,
     holdout_seed: int | None = None,
     progress: Callable[[float, str], None] | None = None,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
 
@@ -118,7 +123,15 @@ def ru_map(
         Seed of the holdout split (default: the base seed); pass the app's
         split seed so a chosen point rebuilds exactly.
     progress : callable, optional
-        Called as ``progress(fraction_done, message)`` after each point.
+        Called as ``progress(fraction_done, message)`` after each point, in
+        the order points finish; an exception it raises cancels the sweep.
+    n_jobs : int, optional
+        Points run in parallel through joblib (processes by default). None:
+        the active ``joblib.parallel_config``'s n_jobs, else every local
+        core; under ``parallel_config(backend="dask")`` with a
+        ``dask.distributed.Client`` the points run on that cluster. Each
+        point's result depends only on its seed, so serial, local and Dask
+        runs of one base seed give the same table.
 
     Returns
     -------
@@ -140,28 +153,70 @@ def ru_map(
         raise ValueError(f"unknown measures {unknown}; choose from {sorted(SCORERS)}")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
     train, held = split_holdout(df, holdout, seed=base if holdout_seed is None else holdout_seed)
-    jobs: list[tuple[str, float, int]] = []
+    jobs: list[tuple[str, float, int]] = [("original", math.nan, 0)] if references else []
     for m in dict.fromkeys(methods):
         grid = [float(e) for e in epsilons] if SYNTHESIZERS[m].is_dp else [math.nan]
         jobs += [(m, e, r) for e in grid for r in range(reps)]
     if references and "bootstrap" not in methods:
         jobs += [("bootstrap", math.nan, r) for r in range(reps)]
 
-    rows = []
-    if references:
-        rows.append({"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
-                     "rep": 0, "seed": base, "reference": True,
-                     **score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics)})
-    for i, (m, eps, rep) in enumerate(jobs):
-        s = point_seed(base, m, eps, rep)
-        result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s)
-        rows.append({"method": m, "label": SYNTHESIZERS[m].label, "is_dp": result.ledger["is_dp"],
-                     "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap",
-                     **score(train, result.data, schema=result.schema, seed=s, holdout=held,
-                             metrics=metrics)})
-        if progress is not None:
-            progress((i + 1) / len(jobs), f"{SYNTHESIZERS[m].label}, ε = {eps:g}, replicate {rep + 1}")
+    # The measure step reads the data once per method, here in the parent
+    # (also warming the parent's cache for the point the user later picks);
+    # each worker gets the measurement with its points instead of redoing it.
+    measured = {m: measurement(train, m, schema=schema) for m in dict.fromkeys(j[0] for j in jobs)
+                if m != "original"}
+    tasks = (delayed(_point)(i, train, held, schema, metrics, m, eps, rep, base, measured.get(m))
+             for i, (m, eps, rep) in enumerate(jobs))
+    rows: list[dict | None] = [None] * len(jobs)
+    synthesized = [i for i, j in enumerate(jobs) if j[0] != "original"]
+    done = 0
+    results = Parallel(n_jobs=_n_jobs(n_jobs), return_as="generator_unordered")(tasks)
+    try:
+        for i, row in results:
+            rows[i] = row
+            m, eps, rep = jobs[i]
+            if m == "original":
+                continue
+            done += 1
+            if progress is not None:
+                # A progress callback that raises (the app's Cancel) ends the
+                # sweep; closing the generator below cancels the pending points.
+                at = "" if math.isnan(eps) else f", ε = {eps:g}"
+                progress(done / len(synthesized), f"{SYNTHESIZERS[m].label}{at}, replicate {rep + 1}")
+    finally:
+        with warnings.catch_warnings():  # joblib warns that it cancelled the pending points: that was the aim
+            warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
+            results.close()
     return pd.DataFrame(rows)
+
+
+def _n_jobs(n_jobs: int | None) -> int | None:
+    """``n_jobs``; None: the active ``joblib.parallel_config``'s, else every local core.
+
+    joblib alone reads an unset n_jobs as the backend's default, which is 1
+    (serial) for local processes; a sweep should use the machine unless told.
+    """
+    if n_jobs is not None:
+        return n_jobs
+    backend, configured = get_active_backend()
+    if configured is not None or backend.default_n_jobs != 1:
+        return None  # the config's n_jobs, or the backend's own default (Dask: every worker)
+    return -1
+
+
+def _point(i: int, train: pd.DataFrame, held: pd.DataFrame | None, schema: Schema | None, metrics: list[str],
+           m: str, eps: float, rep: int, base: int, measured) -> tuple[int, dict]:
+    """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments."""
+    if m == "original":
+        return i, {"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
+                   "rep": 0, "seed": base, "reference": True,
+                   **score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics)}
+    s = point_seed(base, m, eps, rep)
+    result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
+                        measured=measured)
+    return i, {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": result.ledger["is_dp"],
+               "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap",
+               **score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics)}
 
 
 def split_holdout(df: pd.DataFrame, share: float, *, seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:

@@ -174,6 +174,17 @@ def _measured(synth: Synthesizer, df: pd.DataFrame, schema: Schema, columns: lis
     return value
 
 
+def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, **params: Any) -> Any:
+    """The measure step :func:`synthesize` runs for ``method`` on all modelled columns (cached)."""
+    synth = SYNTHESIZERS[method]
+    schema = infer_schema(df) if schema is None else merge_declared(infer_schema(df), schema)
+    params = {**getattr(synth, "defaults", {}), **params}
+    refusal = synth.refuse(schema, schema.used, len(df), **params)
+    if refusal:
+        raise MethodRefused(refusal)
+    return _measured(synth, df, schema, schema.used, params)
+
+
 # -- the public entry point --------------------------------------------------
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -196,6 +207,7 @@ def synthesize(
     seed: int | np.random.Generator | None = None,
     columns: list[str] | None = None,
     implicates: int = 1,
+    measured: Any = None,
     **params: Any,
 ) -> Synthesis:
     """Make a synthetic version of ``df`` with ``method``.
@@ -227,6 +239,10 @@ def synthesize(
         not DP).
     implicates : int, default 1
         Number m of synthetic datasets; each gets 1/m of the budget.
+    measured : optional
+        The result of :func:`measurement` for the same data, method, schema
+        and options, computed once and reused (a sweep's workers); only
+        without ``columns``.
     **params
         Method options (e.g. ``bins`` for methods that discretise).
 
@@ -289,7 +305,7 @@ def synthesize(
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
     else:
-        measured = _measured(synth, df, schema, targets, params)
+        measured = _measured(synth, df, schema, targets, params) if measured is None else measured
         extra = {}
     frames, steps = [], list(count_steps)
     for m in range(implicates):
