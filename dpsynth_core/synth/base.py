@@ -78,6 +78,8 @@ class Synthesizer:
     #: what one ``epsilon`` of a per-record method buys, formatted with the method's params
     #: (block PeGS: "block of {block} synthetic records")
     record_unit: ClassVar[str] = "synthetic record"
+    #: the measure step also takes a Dask DataFrame, summed partition by partition (see .counting)
+    partitioned: ClassVar[bool] = False
 
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
@@ -175,14 +177,22 @@ def _measured(synth: Synthesizer, df: pd.DataFrame, schema: Schema, columns: lis
 
 
 def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, **params: Any) -> Any:
-    """The measure step :func:`synthesize` runs for ``method`` on all modelled columns (cached)."""
+    """The measure step :func:`synthesize` runs for ``method`` on all modelled columns (cached).
+
+    ``df`` may be a Dask DataFrame for methods marked ``partitioned``, with a
+    declared ``schema``: the counts are then computed on its cluster.
+    """
     synth = SYNTHESIZERS[method]
-    schema = infer_schema(df) if schema is None else merge_declared(infer_schema(df), schema)
+    dask = hasattr(df, "npartitions")
+    if dask and (schema is None or not synth.partitioned):
+        raise ValueError(f"{synth.label} needs the data in memory (a pandas DataFrame)" if schema is not None
+                         else "A Dask DataFrame needs a declared schema: its domains cannot be read off the data.")
+    schema = schema if dask else infer_schema(df) if schema is None else merge_declared(infer_schema(df), schema)
     params = {**getattr(synth, "defaults", {}), **params}
     refusal = synth.refuse(schema, schema.used, len(df), **params)
     if refusal:
         raise MethodRefused(refusal)
-    return _measured(synth, df, schema, schema.used, params)
+    return synth.measure(df, schema, schema.used, **params) if dask else _measured(synth, df, schema, schema.used, params)
 
 
 # -- the public entry point --------------------------------------------------

@@ -51,7 +51,8 @@ import numpy as np
 
 from .. import constraints
 from .base import Step, Synthesizer, register
-from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
+from .counting import counts
+from .encoding import Domain, column_domain, decode_column
 
 
 def dirichlet_alpha(n_synth: int, epsilon: float) -> float:
@@ -100,6 +101,7 @@ class Dirichlet(Synthesizer):
                    "uniform: the pull grows as ε falls and does not shrink with more data (Charest). "
                    "Only for small tables (few columns, coarse bins).")
     defaults = {"bins": constraints.DIRICHLET_DEFAULT_BINS}
+    partitioned = True
 
     def refuse(self, schema, columns, n, *, bins, **params):
         bins = check_bins(bins)
@@ -114,13 +116,11 @@ class Dirichlet(Synthesizer):
                 f"Dirichlet–multinomial cap of {constraints.DIRICHLET_MAX_CELLS:,}; {remedy}.")
 
     def measure(self, df, schema, columns, *, bins):
-        codes, domains = encode(df, schema, columns, check_bins(bins))
-        shape = tuple(d.size for d in domains)
+        bins = check_bins(bins)
+        domains = [column_domain(schema[c], bins) for c in columns]
         # A value outside the public domain cannot be placed in a cell: such rows are not counted.
-        codes = codes[(codes != OUTSIDE).all(axis=1)]
-        flat = np.ravel_multi_index(tuple(codes.T), shape) if len(codes) else np.empty(0, np.int64)
-        counts = np.bincount(flat, minlength=math.prod(shape))
-        return Table(list(columns), domains, counts)
+        # pandas or, partition by partition, Dask (see .counting)
+        return Table(list(columns), domains, counts(df, schema, list(columns), bins).ravel())
 
     def release(self, measured: Table, *, epsilon, n, rng, bins):
         cells = measured.counts.size

@@ -35,6 +35,7 @@ ledger step with its sensitivity.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -45,6 +46,7 @@ from threadpoolctl import threadpool_limits
 from .. import constraints
 from ..mechanisms import geometric_noise, laplace_scale
 from .base import Step, Synthesizer, register
+from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
 from .regression_design import check_options, column_features, design_matrix, from_unit, to_unit
 
@@ -149,6 +151,17 @@ class NoisyLinear:
     scale: float              # Laplace scale b = Δ₁/ε of every released entry
 
 
+def _add_measured(a: tuple, b: tuple) -> tuple:
+    """The statistics of two sets of records together: counts, moments and missing counts add."""
+    def add(x, y):
+        if isinstance(x, _Linear):
+            return dataclasses.replace(x, moments=x.moments + y.moments,
+                                       n_missing=None if x.n_missing is None else x.n_missing + y.n_missing)
+        return dataclasses.replace(x, counts=x.counts + y.counts)
+
+    return a[0], a[1], [add(x, y) for x, y in zip(a[2], b[2])]
+
+
 def _cell_index(values: dict, features: dict, schema, predictors, domains, n: int) -> np.ndarray:
     """Mixed-radix cell of each row over the binned predictors (−1 if any is outside its domain)."""
     cell = np.zeros(n, dtype=np.int64)
@@ -234,6 +247,7 @@ class DPSequentialRegression(Synthesizer):
                    "linear associations; ε split equally over the columns.")
     defaults = {"bins": constraints.DEFAULT_BINS, "cat_bins": DEFAULT_CAT_BINS,
                 "max_cells": DEFAULT_MAX_CELLS, "order": None}
+    partitioned = True
 
     # -- checks before any work ---------------------------------------------------
     def refuse(self, schema, columns, n, *, bins, cat_bins, max_cells, order=None):
@@ -257,6 +271,9 @@ class DPSequentialRegression(Synthesizer):
 
     # -- measure: exact statistics, cached ---------------------------------------
     def measure(self, df, schema, columns, *, bins, cat_bins, max_cells, order=None):
+        if is_dask(df):  # every statistic is a sum over records: measure each partition, add (see .counting)
+            return partition_sum(df, lambda part: self.measure(part, schema, columns, bins=bins, cat_bins=cat_bins,
+                                                               max_cells=max_cells, order=order), add=_add_measured)
         chain = self.chain(columns, order)
         n = len(df)
         values = {c: df[c].to_numpy() for c in chain}
