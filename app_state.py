@@ -363,8 +363,11 @@ _SWEEPS_LOCK = threading.Lock()
 
 
 def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, progress=None,
-             metrics: tuple | None = None, holdout: float = 0.0) -> pd.DataFrame:
+             metrics: tuple | None = None, holdout: float = 0.0, scheduler: str = "") -> pd.DataFrame:
     """The R-U sweep; revisiting the same settings costs nothing.
+
+    Its points run on this machine's cores, or on the Dask cluster at
+    ``scheduler``; the table is the same either way, so the cache ignores it.
 
     Cached by hand rather than with st.cache_data, which would record the
     progress bar's updates and replay them into a page that has no such bar.
@@ -375,8 +378,10 @@ def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, s
         if full in _SWEEPS:
             _SWEEPS.move_to_end(full)
             return _SWEEPS[full]
-    table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema, progress=progress,
-                        metrics=list(metrics) if metrics else None, holdout=holdout, holdout_seed=split_seed())
+    with core.cluster.on_scheduler(scheduler):
+        table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema,
+                            progress=progress, metrics=list(metrics) if metrics else None, holdout=holdout,
+                            holdout_seed=split_seed())
     with _SWEEPS_LOCK:
         _SWEEPS[full] = table
         while len(_SWEEPS) > 16:

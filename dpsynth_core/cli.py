@@ -7,12 +7,12 @@ Bad input ends with one sentence on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from pathlib import Path
 
 from . import constraints, plots, release, report
+from .cluster import on_scheduler
 from .errors import DataError, MethodRefused
 from .io import load_csv, to_csv_bytes
 from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
@@ -163,7 +163,7 @@ def cmd_sweep(args) -> None:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     epsilons = constraints.parse_epsilon_grid(args.epsilons)
     metrics = list(dict.fromkeys([*UTILITY_COLUMNS, *RISK_COLUMNS, args.x, args.y]))
-    with _scheduler(args.scheduler), _ProgressBar() as bar:
+    with on_scheduler(args.scheduler), _ProgressBar() as bar:
         table = ru_map(df, methods, epsilons, reps=args.reps, seed=args.seed, schema=schema, metrics=metrics,
                        holdout=args.holdout, holdout_seed=int(fingerprint(df)[:8], 16), progress=bar,
                        n_jobs=args.n_jobs)
@@ -197,24 +197,6 @@ def cmd_release(args) -> None:
 
 
 # -- helpers of the sweep ----------------------------------------------------
-
-@contextlib.contextmanager
-def _scheduler(address: str | None):
-    """Run the sweep's points on the Dask cluster at ``address`` (joblib's dask backend), or locally."""
-    if not address:
-        yield
-        return
-    import joblib
-    from dask.distributed import Client
-
-    try:
-        client = Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError):
-        raise _Usage(f"Could not reach a Dask scheduler at {address}; check the address (such as "
-                     "tcp://127.0.0.1:8786) and that the scheduler is running.") from None
-    with client, joblib.parallel_config(backend="dask"):
-        yield
-
 
 class _ProgressBar:
     """``[#####-----]  12/60  method, ε`` on stderr, redrawn in place after each point."""
