@@ -160,17 +160,19 @@ def ru_map(
     if references and "bootstrap" not in methods:
         jobs += [("bootstrap", math.nan, r) for r in range(reps)]
 
-    # The measure step reads the data once per method, here in the parent
-    # (also warming the parent's cache for the point the user later picks);
-    # each worker gets the measurement with its points instead of redoing it.
-    measured = {m: measurement(train, m, schema=schema) for m in dict.fromkeys(j[0] for j in jobs)
-                if m != "original"}
+    # The measure step reads the data once per method per sweep (methods measured
+    # side by side on the workers), and each point gets its method's measurement
+    # instead of measuring again in its worker.
+    names = list(dict.fromkeys(j[0] for j in jobs if j[0] != "original"))
+    n_jobs = _n_jobs(n_jobs)
+    measured = dict(zip(names, Parallel(n_jobs=n_jobs)(delayed(measurement)(train, m, schema=schema)
+                                                        for m in names)))
     tasks = (delayed(_point)(i, train, held, schema, metrics, m, eps, rep, base, measured.get(m))
              for i, (m, eps, rep) in enumerate(jobs))
     rows: list[dict | None] = [None] * len(jobs)
     synthesized = [i for i, j in enumerate(jobs) if j[0] != "original"]
     done = 0
-    results = Parallel(n_jobs=_n_jobs(n_jobs), return_as="generator_unordered")(tasks)
+    results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
     try:
         for i, row in results:
             rows[i] = row

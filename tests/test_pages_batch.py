@@ -1,4 +1,5 @@
-"""The R-U page runs its sweep on a Dask scheduler given by address, with the same table as locally."""
+"""The app's side of batch work: the R-U page sweeps on a Dask scheduler given by address (same table as
+locally), and the Synthesize page offers its settings as the JSON the dpsynth command reads."""
 
 import pandas as pd
 import pytest
@@ -47,3 +48,10 @@ def test_a_bad_scheduler_address_is_one_sentence_and_keeps_the_last_sweep(at):
     at.button(key="ru_run").click().run()
     assert [e.value for e in at.error] == [app_state.plain(
         "Could not reach a Dask scheduler at tcp://127.0.0.1:9; check the address and that the scheduler is running.")]
+
+
+def test_the_synthesize_page_offers_its_settings_for_the_command_line():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/synthesize.py").run()
+    assert not at.exception
+    assert "Download settings (JSON, for the dpsynth command)" in [b.label for b in at.get("download_button")]
