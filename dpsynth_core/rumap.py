@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from joblib.parallel import get_active_backend
+from joblib.parallel import LokyBackend, get_active_backend
 
 from . import constraints
 from .metric_info import METRICS
@@ -165,14 +165,14 @@ def ru_map(
     # instead of measuring again in its worker.
     names = list(dict.fromkeys(j[0] for j in jobs if j[0] != "original"))
     n_jobs = _n_jobs(n_jobs)
-    measured = dict(zip(names, Parallel(n_jobs=n_jobs)(delayed(measurement)(train, m, schema=schema)
-                                                        for m in names)))
+    measured = dict(zip(names, Parallel(n_jobs=n_jobs, backend=_backend())(
+        delayed(measurement)(train, m, schema=schema) for m in names)))
     tasks = (delayed(_point)(i, train, held, schema, metrics, m, eps, rep, base, measured.get(m))
              for i, (m, eps, rep) in enumerate(jobs))
     rows: list[dict | None] = [None] * len(jobs)
     synthesized = [i for i, j in enumerate(jobs) if j[0] != "original"]
     done = 0
-    results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+    results = Parallel(n_jobs=n_jobs, backend=_backend(), return_as="generator_unordered")(tasks)
     try:
         for i, row in results:
             rows[i] = row
@@ -190,6 +190,25 @@ def ru_map(
             warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
             results.close()
     return pd.DataFrame(rows)
+
+
+class _SharedLokyBackend(LokyBackend):
+    """joblib's default process pool, but a cancelled sweep leaves the pool's workers alive.
+
+    The pool is shared by every sweep of the process (each app session's);
+    joblib's own abort kills its workers, which broke another session's sweep
+    running at the same time. Here dispatching stops and the few points
+    already sent (at most ``pre_dispatch``) finish and are dropped.
+    """
+
+    def abort_everything(self, ensure_ready=True):
+        pass
+
+
+def _backend():
+    """The active joblib backend; the default local pool in its cancel-safe form."""
+    backend, _ = get_active_backend()
+    return _SharedLokyBackend(nesting_level=backend.nesting_level) if type(backend) is LokyBackend else None
 
 
 def _n_jobs(n_jobs: int | None) -> int | None:

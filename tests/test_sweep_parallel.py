@@ -1,6 +1,7 @@
 """The R-U sweep in parallel: serial, local processes and a Dask cluster give one table."""
 
 import os
+import threading
 
 import joblib
 import pandas as pd
@@ -131,3 +132,25 @@ def test_progress_reports_each_point_and_an_exception_in_it_cancels(penguins):
                     n_jobs=2, progress=cancel)
     # The pool is usable after a cancelled sweep.
     assert len(core.ru_map(df, ["independent"], [1.0], seed=2, schema=schema, metrics=["ks_mean"], n_jobs=2)) == 3
+
+
+def test_a_cancel_leaves_another_sweep_running_at_the_same_time_intact(penguins, serial):
+    # Two app sessions share the process pool: joblib's own abort killed its workers under the other sweep.
+    df, schema = penguins
+    out, started = {}, threading.Event()
+
+    def other():
+        out["table"] = _sweep(penguins, n_jobs=2, progress=lambda f, msg: started.set())
+
+    def cancelled(f, msg):
+        raise _Cancel
+
+    core.ru_map(df, ["independent"], [1.0], seed=2, schema=schema, metrics=["ks_mean"], n_jobs=2)  # pool started
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert started.wait(120)
+    with pytest.raises(_Cancel):
+        core.ru_map(df, ["independent"], [0.5, 1.0, 2.0, 4.0], seed=2, schema=schema, metrics=["ks_mean"],
+                    n_jobs=2, progress=cancelled)
+    thread.join(300)
+    pd.testing.assert_frame_equal(out["table"], serial)
