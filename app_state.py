@@ -48,10 +48,6 @@ class SynthConfig:
     params: tuple = ()  # method options changed from their defaults, as sorted (name, value) pairs
 
 
-def _dataset_from(name: str, df: pd.DataFrame, schema: core.Schema, source: str) -> Dataset:
-    return Dataset(name, df, schema, core.fingerprint(df), source)
-
-
 @st.cache_data(show_spinner=False, max_entries=4)
 def bundled(name: str):
     return core.load_bundled(name)
@@ -104,9 +100,9 @@ def _read_link() -> None:
     if token.startswith("bundled:") and token[8:] in core.BUNDLED:
         set_bundled(token[8:])
         apply_config(settings)
-    elif token.startswith("sha:"):
-        # The data never travels in a link: wait for the user to upload the same file.
-        st.session_state["pending_link"] = (token[4:], settings)
+    elif token.startswith("upload:"):
+        # The data never travels in a link: wait for the user to upload the same file (to this server).
+        st.session_state["pending_link"] = (token, settings)
         notes.append("this link is for an uploaded file: upload the same file on the Data page to restore it")
     st.session_state["link_notes"] = notes
 
@@ -128,19 +124,29 @@ def write_link() -> None:
         st.query_params.from_dict(params)
 
 
+def _kept_schema(fingerprint: str, fallback: core.Schema | None) -> core.Schema | None:
+    """The schema the user left on this content earlier in the session, else ``fallback``."""
+    return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
+
+
 def set_bundled(name: str) -> None:
     df, schema = bundled(name)
-    st.session_state["dataset"] = _dataset_from(name, df, schema, "bundled")
+    fp = core.fingerprint(df)
+    st.session_state["dataset"] = Dataset(name, df, _kept_schema(fp, schema), fp, "bundled")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
 
 
 def set_uploaded(name: str, df: pd.DataFrame) -> None:
-    st.session_state["dataset"] = _dataset_from(name, df, core.infer_schema(df), "upload")
+    """Work on an uploaded table; the same content uploaded again keeps the schema declared on it."""
+    fp = core.fingerprint(df)
+    schema = _kept_schema(fp, None)
+    st.session_state["dataset"] = Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp,
+                                          "upload")
     st.session_state["synth_config"] = SynthConfig()
     st.session_state.pop("ru_result", None)
     pending = st.session_state.get("pending_link")
-    if pending and dataset().fingerprint.startswith(pending[0]):
+    if pending and core.share.dataset_token("upload", name, dataset().fingerprint) == pending[0]:
         apply_config(pending[1])
         st.session_state.pop("pending_link")
 
@@ -150,8 +156,11 @@ def dataset() -> Dataset:
 
 
 def set_schema(schema: core.Schema) -> None:
+    """The user's schema for this dataset, kept (by content) for the rest of the session."""
     ds = dataset()
     st.session_state["dataset"] = Dataset(ds.name, ds.df, schema, ds.fingerprint, ds.source)
+    st.session_state.setdefault("kept_schemas", {})[ds.fingerprint] = schema
+    st.session_state["schema_version"] = st.session_state.get("schema_version", 0) + 1
     cfg = config()
     if cfg.columns is not None:
         kept = tuple(c for c in cfg.columns if c in schema.used)
@@ -294,25 +303,54 @@ class Release:
     synthesis: core.Synthesis
     statement: str
     stem: str
-    package: bytes
+    package: bytes  # the public release: synthetic CSV(s), public ledger, public report
+    internal: Callable[[], bytes]  # the confidential internal report, made when downloaded
+    settings: str  # the dataset, schema and settings it was made at (release_settings())
     content: str  # hash of the released data, hashed once here rather than on every cache lookup
+
+    @property
+    def zip_name(self) -> str:
+        return f"{self.stem}.zip"
+
+    @property
+    def internal_name(self) -> str:
+        return f"{self.stem.removesuffix('-release')}-internal-report-CONFIDENTIAL.html"
+
+
+def release_settings() -> str:
+    """What a release depends on: the dataset, its schema and the settings (never the data itself)."""
+    ds = dataset()
+    return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__], sort_keys=True, default=str)
 
 
 def run_release() -> None:
-    """Synthesize once with a fresh seed, log it, and build the release package."""
+    """Synthesize once with a fresh seed, log it, and build the public package; the internal report waits.
+
+    A refusal leaves its sentence in ``release_error`` and no release.
+    """
     ds, cfg = dataset(), config()
-    train, _ = split()
-    result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema, n=cfg.n,
-                             seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
-                             implicates=cfg.implicates, **dict(cfg.params))
+    st.session_state.pop("release_error", None)
+    train, held = split()
+    try:
+        result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema,
+                                 n=cfg.n, seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
+                                 implicates=cfg.implicates, **dict(cfg.params))
+    except (core.DataError, core.MethodRefused, ValueError) as err:
+        st.session_state["release_error"] = str(err)
+        return
     log_run(result.ledger, purpose="release")
-    log = st.session_state["session_log"]
+    log = list(st.session_state["session_log"])
     stem = core.release.file_stem(ds.name, result.ledger) + "-release"
-    package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, real=train,
-                                          synthesis=result, stem=stem, log=log)
+    package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, synthesis=result,
+                                          stem=stem, log=log)
+
+    def internal(name=ds.name, fp=ds.fingerprint, real=train, holdout=held, seed=cfg.seed) -> bytes:
+        return core.report.internal_report(dataset_name=name, fingerprint=fp, real=real, synthesis=result,
+                                           log=log, holdout=holdout, seed=seed)
+
     statement = core.report.release_statement(result.ledger, log, ds.fingerprint)
-    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package,
-                                          core.fingerprint(result.data))
+    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package, internal,
+                                          release_settings(), core.fingerprint(result.data))
 
 
 def current_release() -> Release | None:

@@ -8,6 +8,7 @@ from . import cluster, constraints, plots, release, report, rumap, settings, sha
 from .constraints import parse_epsilon_grid
 from .datasets import BUNDLED, load_bundled
 from .errors import DataError, MethodRefused
+from .forecast import forecast, suggest_method
 from .io import load_csv, to_csv_bytes
 from .metric_info import METRICS, MetricInfo
 from .risk import exact_copy_share, gower_dcr, match_rates, membership_inference
@@ -33,4 +34,5 @@ __all__ = [
     "regression_ci_overlap", "ru_map", "schema_from_table", "schema_table", "synthesize", "to_csv_bytes",
     "association_fit", "column_distances", "combine_implicates", "correlation_fit", "cramers_v",
     "hellinger_distance", "missing_shares", "moments_table", "pegs_distances", "tv_distance", "utility_summary",
+    "forecast", "suggest_method",
 ]

@@ -115,8 +115,9 @@ def _split(df, holdout: float):
 
 
 def _synthesize(df, schema, cfg: dict):
-    train, _ = _split(df, cfg["holdout"])
-    return train, synthesize(train, cfg["method"], epsilon=cfg["epsilon"], delta=cfg["delta"], schema=schema,
+    """(rows synthesized, rows held out, the synthesis)."""
+    train, held = _split(df, cfg["holdout"])
+    return train, held, synthesize(train, cfg["method"], epsilon=cfg["epsilon"], delta=cfg["delta"], schema=schema,
                              n=cfg["n"], seed=cfg["seed"], implicates=cfg["implicates"],
                              columns=list(cfg["columns"]) if cfg["columns"] is not None else None,
                              **dict(cfg["params"]))
@@ -145,7 +146,7 @@ def cmd_synthesize(args) -> None:
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
     cfg = _settings(args)
-    _, result = _synthesize(df, schema, cfg)
+    _, _, result = _synthesize(df, schema, cfg)
     out = Path(args.output)
     if len(result.implicates) == 1:
         _write(out, to_csv_bytes(result.data))
@@ -184,15 +185,17 @@ def cmd_release(args) -> None:
     if cfg["seed"] is not None:
         print("dpsynth: note: a release always draws a fresh seed; the settings' seed is not used.", file=sys.stderr)
         cfg["seed"] = None
-    train, result = _synthesize(df, schema, cfg)
+    train, held, result = _synthesize(df, schema, cfg)
     name, fp = Path(args.data).name, fingerprint(df)
     log = [{"fingerprint": fp, "dataset": name, "purpose": "release", "method": result.ledger["method"],
             "epsilon_total": result.ledger["epsilon_total"], "is_dp": result.ledger["is_dp"],
             "seed": result.ledger["seed"], "rows": result.ledger["n_rows"]}]
     stem = release.file_stem(name, result.ledger) + "-release"
-    package = report.release_package(dataset_name=name, fingerprint=fp, real=train, synthesis=result, stem=stem,
-                                     log=log)
+    package = report.release_package(dataset_name=name, fingerprint=fp, synthesis=result, stem=stem, log=log)
     _write(Path(args.output) if args.output else Path(f"{stem}.zip"), package)
+    if args.internal_report:
+        _write(Path(args.internal_report), report.internal_report(dataset_name=name, fingerprint=fp, real=train,
+                                                                  synthesis=result, log=log, holdout=held))
     print(report.release_statement(result.ledger, log, fp), file=sys.stderr)
 
 
@@ -279,4 +282,6 @@ def _parser() -> argparse.ArgumentParser:
                 cmd_release)
     synthesis_options(p, seed=False)
     p.add_argument("-o", "--output", help="zip to write (default: <data>-<method>-eps<ε>-release.zip)")
+    p.add_argument("--internal-report", metavar="HTML", help="also write the internal report (utility and risk "
+                                                              "against the confidential data; never publish it)")
     return parser

@@ -1,24 +1,64 @@
-"""Files a release is made of: the synthetic CSV(s) and the companion ledger."""
+"""Files a release is made of: the synthetic CSV(s) and the companion ledger.
+
+What a release writes is the synthetic data and facts that are public: the
+ledger's schema is the declared view (:meth:`Schema.to_public_dict`), never
+a value read off the data, a missing-value count or an inferred reason.
+"""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
 import re
 import zipfile
 
+import pandas as pd
+
 from .io import to_csv_bytes
+from .schema import Schema
 from .synth import Synthesis
+
+SIGNIFICANT_DIGITS = 12  # printed ε: 0.9999999999999999 (a sum of steps) is written as people write it, 1
+
+
+def tidy_number(value: float) -> float:
+    """``value`` to :data:`SIGNIFICANT_DIGITS` significant digits (float noise of a sum removed)."""
+    return float(f"{float(value):.{SIGNIFICANT_DIGITS}g}")
+
+
+def format_number(value) -> str:
+    """A number as people write it: ``1`` not ``0.9999999999999999``, ``0.5``, ``2200``; None → "n/a"."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    tidy = tidy_number(value)
+    return str(int(tidy)) if tidy.is_integer() and abs(tidy) < 1e15 else f"{tidy:.6g}"
+
+
+def _tidy(obj):
+    if isinstance(obj, float):
+        return tidy_number(obj) if obj == obj and abs(obj) != float("inf") else obj
+    if isinstance(obj, dict):
+        return {k: _tidy(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_tidy(v) for v in obj]
+    return obj
+
+
+def safe_name(dataset_name: str) -> str:
+    """The dataset's file name without folders, extension or unsafe characters (``data`` if nothing is left)."""
+    name = os.path.splitext(os.path.basename(dataset_name.replace("\\", "/")))[0]
+    return re.sub(r"[^A-Za-z0-9._ -]+", "_", name).strip(" .") or "data"
 
 
 def file_stem(dataset_name: str, ledger: dict) -> str:
     """A safe file name stem: dataset, method, ε and seed (``penguins-independent-eps1-seed7``)."""
-    name = os.path.splitext(os.path.basename(dataset_name.replace("\\", "/")))[0]
-    base = re.sub(r"[^A-Za-z0-9._ -]+", "_", name).strip(" .") or "data"
-    parts = [base, ledger["method"]]
+    parts = [safe_name(dataset_name), ledger["method"]]
     if ledger.get("epsilon_requested") is not None:
-        parts.append(f"eps{ledger['epsilon_requested']:g}")
+        parts.append(f"eps{tidy_number(ledger['epsilon_requested']):g}")
     if isinstance(ledger.get("seed"), int):
         parts.append(f"seed{ledger['seed']}")
     return "-".join(parts)
@@ -29,14 +69,51 @@ def ledger_bytes(ledger: dict) -> bytes:
     return json.dumps(ledger, indent=2, ensure_ascii=False).encode("utf-8")
 
 
-def release_files(synthesis: Synthesis, stem: str) -> dict[str, bytes]:
-    """``{file name: bytes}``: one CSV per implicate and the ledger beside them."""
-    frames = synthesis.implicates
+def public_ledger(ledger: dict, schema: Schema, *, session: tuple[int, float] | None = None) -> dict:
+    """The ledger as a release publishes it.
+
+    Each column's domain is the declared view of ``schema``: a value read off
+    the data is withheld (named, not given). ``session`` (DP syntheses run on
+    the same data in the session, ε they spent in all) is added as
+    ``session``; numbers are written to 12 significant digits.
+    """
+    out = copy.deepcopy(ledger)
+    public = schema.to_public_dict()
+    columns = out.get("public", {}).get("columns")
+    if columns is not None:
+        out["public"]["columns"] = {c: {**public[c], "source": "declared public" if not schema[c].derived
+                                        else "partly read off the data: those values are withheld"}
+                                    for c in columns}
+    if session is not None:
+        runs, total = session
+        out["session"] = {"dp_syntheses_on_this_data": int(runs), "epsilon_spent_in_all": float(total),
+                          "composition": "sequential: the session's DP syntheses on the same data add up"}
+    return _tidy(out)
+
+
+def round_to_schema(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """Numeric columns rounded to their schema's precision (``decimals``), the rest as they are."""
+    out = frame.copy()
+    for name, col in schema.columns.items():
+        if col.kind == "numeric" and col.decimals is not None and name in out.columns \
+                and pd.api.types.is_float_dtype(out[name]):
+            out[name] = out[name].round(col.decimals)
+    return out
+
+
+def release_files(synthesis: Synthesis, stem: str, *, ledger: dict | None = None) -> dict[str, bytes]:
+    """``{file name: bytes}``: one CSV per implicate and the ledger beside them.
+
+    Values are written to the precision the schema gives each numeric
+    column; ``ledger`` replaces the synthesis's own (a release writes
+    :func:`public_ledger`).
+    """
+    frames = [round_to_schema(f, synthesis.schema) for f in synthesis.implicates]
     if len(frames) == 1:
         files = {f"{stem}.csv": to_csv_bytes(frames[0])}
     else:
         files = {f"{stem}-implicate{i + 1}.csv": to_csv_bytes(f) for i, f in enumerate(frames)}
-    files[f"{stem}.ledger.json"] = ledger_bytes(synthesis.ledger)
+    files[f"{stem}.ledger.json"] = ledger_bytes(synthesis.ledger if ledger is None else ledger)
     return files
 
 

@@ -1,29 +1,40 @@
-"""The release package: synthetic CSV(s), ledger and a self-contained HTML report, in one zip.
+"""Release reports: a PUBLIC one that goes in the release package, and an INTERNAL one that never does.
 
-The report states the configuration (dataset fingerprint, schema, method,
-ε, δ, seed, rows), the utility and risk measures with their figures, the
-plain-language privacy statement and the session's spending on the same
-data. Every piece of user text is HTML-escaped; the figures are embedded
-with plotly.js inline so the file opens offline.
+What leaves the machine in a release is the synthetic data and facts that
+are public: :func:`release_package` zips the synthetic CSV(s), the public
+ledger (:func:`dpsynth_core.release.public_ledger`) and
+:func:`public_report_html`, built from the synthetic data, the declared
+schema and the ledger only. Nothing in it is computed on the confidential
+data: no real histogram or metric, no missing-value count, no inferred
+reason, no hash of the data.
+
+:func:`internal_report_html` compares the release with the confidential
+data (utility, and the Risk page's disclosure measures). It is marked
+confidential in every section and downloaded on its own, never zipped with
+the release.
+
+Every piece of user text is HTML-escaped; the figures are embedded with
+plotly.js inline so each file opens offline.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import constraints, plots
-from .release import release_files, zip_bytes
-from .risk import exact_copy_share, gower_dcr
-from .schema import Schema
-from .synth import Synthesis
+from . import constraints, plots, risk
+from .release import format_number, public_ledger, release_files, zip_bytes
+from .schema import FIELDS, Schema, schema_table
+from .synth import Synthesis, ledger_steps_table
 from .utility import histogram_data, ks_statistic, propensity_metrics
+
+CONFIDENTIAL = ("CONFIDENTIAL: internal report, computed on the confidential data. Do not publish it and do not "
+                "put it with the release.")
 
 
 @dataclass
@@ -46,13 +57,96 @@ def release_statement(ledger: dict, log: list[dict], fingerprint: str) -> str:
     text = ledger["statement"]
     if runs:
         text += (f" Before and including this release, the session ran {runs} DP synthesis(es) on the same "
-                 f"data, spending ε = {total:g} in all (sequential composition); results looked at while "
-                 "tuning are a use of the data that the release's own ε does not cover.")
+                 f"data, spending ε = {format_number(total)} in all (sequential composition); results looked at "
+                 "while tuning are a use of the data that the release's own ε does not cover.")
     return text
 
 
-def standard_sections(real: pd.DataFrame, synthesis: Synthesis, *, seed: int | None = None) -> list[ReportSection]:
-    """Utility and risk of a release: propensity tiles, per-column KS, copies and distances, figures."""
+# -- tables ---------------------------------------------------------------------
+
+def public_schema_table(schema: Schema) -> pd.DataFrame:
+    """The declared schema, one row per column; a value read off the data is withheld, not shown."""
+    rows = []
+    for name, col in schema.columns.items():
+        pub = col.to_public_dict()
+        bounds = pub.get("bounds") or [pub.get("lower"), pub.get("upper")]
+        rows.append({
+            "column": name,
+            "kind": pub.get("kind", "withheld"),
+            "categories": ", ".join(str(v) for v in pub["categories"]) if "categories" in pub else "",
+            "lower": "" if bounds[0] is None else format_number(bounds[0]),
+            "upper": "" if bounds[1] is None else format_number(bounds[1]),
+            "integer": {True: "yes", False: "no"}.get(pub.get("integer"), ""),
+            "nullable": {True: "yes", False: "no"}.get(pub.get("nullable"), ""),
+            "decimals": "" if pub.get("decimals") is None else str(pub["decimals"]),
+            "withheld (read off the data)": ", ".join(pub.get("withheld", [])),
+        })
+    return pd.DataFrame(rows)
+
+
+def _config_rows(ledger: dict, session: tuple[int, float]) -> list[tuple[str, str]]:
+    seed = ledger.get("seed")
+    rows = [
+        ("method", ledger["label"]),
+        ("differential privacy", ledger["dp_label"]),
+        ("ε (total)", format_number(ledger["epsilon_total"])),
+    ]
+    if ledger.get("epsilon_per_record") is not None:
+        rows.append(("ε per record", format_number(ledger["epsilon_per_record"])))
+    rows += [
+        ("δ", format_number(ledger["delta"])),
+        ("synthetic rows", f"{format_number(ledger['n_rows'])} ({ledger['public']['row_count']['source']})"),
+        ("implicates", format_number(ledger["implicates"])),
+        ("seed", "fresh operating-system entropy, never stored" if seed is None
+         else f"{seed} (a known seed: reproducible exploration)"),
+        ("session: DP syntheses on the same data", format_number(session[0])),
+        ("session: ε spent in all (sequential composition)", format_number(session[1])),
+    ]
+    return rows
+
+
+def _steps_table(ledger: dict) -> pd.DataFrame:
+    steps = ledger_steps_table(ledger)
+    return steps.apply(lambda col: col.map(lambda v: "" if v is None or (isinstance(v, float) and v != v) else
+                                           format_number(v) if isinstance(v, (int, float)) else v))
+
+
+def synthetic_summary(synth: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """Per modelled column of the synthetic data: missing share and, for numbers, quartiles and mean."""
+    rows = []
+    for c in [c for c in schema.used if c in synth.columns]:
+        s = synth[c]
+        row = {"column": c, "kind": schema[c].kind, "synthetic rows": len(s),
+               "missing share": float(s.isna().mean()) if len(s) else float("nan")}
+        if schema[c].kind == "numeric":
+            v = pd.to_numeric(s, errors="coerce").dropna().to_numpy(float)
+            if len(v):
+                q = np.quantile(v, [0, 0.25, 0.5, 0.75, 1])
+                row.update({"mean": v.mean(), "sd": v.std(ddof=1) if len(v) > 1 else float("nan"),
+                            "min": q[0], "25%": q[1], "median": q[2], "75%": q[3], "max": q[4]})
+        else:
+            top = s.value_counts(normalize=True).head(3)
+            row["most frequent (share)"] = ", ".join(f"{k} ({v:.3f})" for k, v in top.items())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def synthetic_histogram_figure(synth: pd.DataFrame, column: str, *, categorical: bool) -> go.Figure:
+    """Shares of the synthetic rows in bins of the synthetic data itself (nothing of the real data)."""
+    hist = histogram_data(synth, synth, column, categorical=categorical)
+    fig = go.Figure(go.Bar(x=[plots.esc(b) for b in hist["bin"]], y=hist["synth_share"], name="synthetic",
+                           marker_color=plots.SYNTH_COLOUR, hovertemplate="%{x}<br>%{y:.3f}<extra></extra>"))
+    fig.update_xaxes(type="category")
+    fig.update_layout(title=f"Synthetic {plots.esc(column)}", xaxis_title=plots.esc(column),
+                      yaxis_title="share of synthetic rows", template="plotly_white", height=340,
+                      margin=dict(l=50, r=20, t=60, b=50))
+    return fig
+
+
+# -- internal sections -------------------------------------------------------------
+
+def utility_section(real: pd.DataFrame, synthesis: Synthesis, *, seed: int | None = None) -> ReportSection:
+    """Utility of a release against the confidential data: propensity measures, per-column KS, histograms."""
     schema = synthesis.schema
     used = schema.used
     r, s = real[used], synthesis.data[used]
@@ -65,72 +159,201 @@ def standard_sections(real: pd.DataFrame, synthesis: Synthesis, *, seed: int | N
     ks["KS distance"] = [ks_statistic(r[c].to_numpy(float), s[c].to_numpy(float)) for c in ks["column"]]
     figures = [plots.histogram_figure(histogram_data(r, s, c, categorical=schema[c].kind == "categorical"), c)
                for c in used]
-    dcr = gower_dcr(r, s, schema=schema)
-    risk = pd.DataFrame({
-        "measure": ["share of real records copied exactly", "median distance to closest synthetic record"],
-        "value": [exact_copy_share(r, s), float(np.median(dcr))],
-    })
-    return [
-        ReportSection("Utility", f"Logistic discriminator with pairwise interactions on {prop.n_used:,} rows.",
-                      [("Propensity measures", tiles), ("Per-column KS distance", ks)], figures),
-        ReportSection("Disclosure risk", "", [("Copies and distances (Gower)", risk)], [plots.dcr_figure(dcr)]),
-    ]
+    return ReportSection("Utility (real against synthetic)",
+                         f"Logistic discriminator with pairwise interactions on {prop.n_used:,} rows.",
+                         [("Propensity measures", tiles), ("Per-column KS distance", ks)], figures)
 
+
+def _estimates_table(estimates) -> pd.DataFrame:
+    rows = []
+    for est in estimates:
+        rows.append({"measure": est.label, "value": est.value, "interval": f"{est.lower:.4g} to {est.upper:.4g}",
+                     "baseline": est.baseline,
+                     "held-out records": float("nan") if est.holdout is None else est.holdout,
+                     "original released as is":
+                     est.original, "finding": est.finding, "verdict": est.verdict()})
+    return pd.DataFrame(rows)
+
+
+def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFrame | None = None,
+                 seed: int | None = None) -> ReportSection:
+    """The Risk page's measures, with the same core calls: formal guarantee, matching, distances, inference.
+
+    Key variables and the sensitive column are the schema's roles (the Risk
+    page's defaults); without key variables only distances are measured.
+    """
+    schema, ledger = synthesis.schema, synthesis.ledger
+    used = schema.used
+    r, s = real[used], synthesis.data[used]
+    h = holdout[used] if holdout is not None else None
+    formal = risk.formal_risk(ledger)
+    tables = [("Formal guarantee", pd.DataFrame({
+        "measure": ["ε", "δ", "e^ε (bound on the probability ratio)"],
+        "value": [format_number(formal.epsilon) if formal.is_dp else "none (not DP)",
+                  format_number(formal.delta) if formal.is_dp else "n/a",
+                  "n/a" if not formal.is_dp else (f"{formal.exp_epsilon:,.2f}" if np.isfinite(formal.exp_epsilon)
+                                                  else "more than 10^300")]}))]
+    figures, estimates = [], []
+    keys = [k for k in schema.keys if k in used]
+    options = [c for c in used if c not in keys]
+    sensitive = schema.sensitive if schema.sensitive in options else (options[0] if options else None)
+    text = risk.applicable_measures(ledger, holdout=h is not None)
+    text += (f" Key variables: {', '.join(keys)}; sensitive column: {sensitive}." if keys else
+             " No key variables are declared on the Data page, so matching and prediction are not measured.")
+    linked = risk.is_row_linked(ledger)
+    if keys and linked:
+        mr = risk.match_risk(r, s, keys, schema=schema)
+        estimates += list(mr.estimates.values())
+        tables.append(("Riskiest records (matching on the keys)", mr.table.head(20)))
+    elif keys and sensitive:
+        stol = risk.default_sensitive_tolerance(sensitive, [r, s], schema) \
+            if schema[sensitive].kind == "numeric" else None
+        kw = dict(sensitive_tolerance=stol, schema=schema, holdout=h)
+        km = risk.key_match_disclosure(r, s, keys, sensitive, **kw)
+        uq = risk.unique_reproduction(r, s, keys, sensitive, **kw)
+        su = risk.sample_uniqueness(r, s, keys, schema=schema, seed=seed)
+        estimates += [km.estimate, uq.estimate]
+        tables.append(("Uniqueness on the keys", pd.DataFrame({
+            "measure": ["real rows unique on the keys", "synthetic rows unique on the keys",
+                        "random public-domain rows unique on the keys", "records unique on the keys",
+                        "of which reappear with their sensitive value"],
+            "value": [su.real_share, su.synth_share, su.estimate.baseline, uq.n_unique, uq.reproduced]})))
+    dr = risk.distance_risk(r, s, holdout=h, schema=schema, seed=seed)
+    figures.append(plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline))
+    estimates += [dr.estimates[k] for k in ("exact_copy_share", "dcr_median", "mia_auc") if k in dr.estimates]
+    if dr.membership is not None:
+        figures.append(plots.roc_figure(dr.membership))
+    if keys and sensitive:
+        ai = risk.attribute_inference(r, s, keys, sensitive, schema=schema, holdout=h, seed=seed)
+        estimates.append(ai.estimate)
+    tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates)))
+    # Each measure beside its baseline, held-out and original references, as the Risk page draws it.
+    about_sensitive = {"key_match_disclosure", "uniques_reproduced", "attribute_accuracy", "attribute_rmse"}
+    figures += [plots.estimate_figure(est, note=sensitive if est.metric in about_sensitive else "")
+                for est in estimates if est.value == est.value]
+    return ReportSection("Disclosure risk (real against synthetic)", text, tables, figures)
+
+
+# -- HTML ---------------------------------------------------------------------------
 
 def _table_html(df: pd.DataFrame) -> str:
     # to_html escapes cell text and headers by default; keep it that way.
-    return df.to_html(index=False, escape=True, float_format=lambda v: f"{v:.4g}", border=0, classes="tbl")
+    return df.to_html(index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.4g}", border=0,
+                      classes="tbl")
 
 
-def report_html(*, dataset_name: str, fingerprint: str, schema: Schema, synthesis: Synthesis,
-                statement: str, sections: list[ReportSection], created: _dt.datetime | None = None) -> str:
-    """A self-contained HTML report of one release."""
+_STYLE = ("<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+          ".tbl{border-collapse:collapse}.tbl td,.tbl th{padding:4px 10px;border-bottom:1px solid #ddd;"
+          "text-align:left;vertical-align:top}.stmt{background:#f3f7f3;padding:1em;border-left:4px solid #2a7}"
+          ".stmt.warn{background:#fff6e5;border-left-color:#d80}"
+          ".conf{background:#fde8e8;color:#8a1010;border:2px solid #c22;padding:.5em 1em;font-weight:bold}"
+          "</style>")
+
+
+def _html(title: str, parts: list[str], sections: list[ReportSection], *, banner: str | None) -> str:
+    e = html.escape
+    out = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>", f"<title>{e(title)}</title>", _STYLE,
+           "</head><body>"]
+    if banner:
+        out.append(f"<p class='conf'>{e(banner)}</p>")
+    out += parts
+    n_fig = 0
+    for sec in sections:
+        out.append(f"<h2>{e(sec.title)}</h2>")
+        if banner:
+            out.append(f"<p class='conf'>{e(banner)}</p>")
+        if sec.text:
+            out.append(f"<p>{e(sec.text)}</p>")
+        for name, table in sec.tables:
+            out += [f"<h3>{e(name)}</h3>", _table_html(table)]
+        for fig in sec.figures:
+            # Fixed element ids: the same release gives the same file (plotly would draw random ones).
+            out.append(fig.to_html(full_html=False, include_plotlyjs=n_fig == 0, div_id=f"figure-{n_fig}"))
+            n_fig += 1
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def public_report_html(*, dataset_name: str, synthesis: Synthesis, statement: str, session: tuple[int, float],
+                       created: _dt.datetime | None = None) -> str:
+    """The release's public report: statement, configuration, declared schema, ledger, synthetic data only."""
     e = html.escape
     led = synthesis.ledger
     created = created or _dt.datetime.now(_dt.timezone.utc)
-    config = pd.DataFrame({
-        "setting": ["dataset", "dataset fingerprint (SHA-256)", "method", "ε (total)", "δ", "seed", "rows",
-                    "implicates", "DP"],
-        "value": [dataset_name, fingerprint, led["label"], led["epsilon_total"], led["delta"],
-                  "fresh entropy" if led["seed"] is None else led["seed"], led["n_rows"], led["implicates"],
-                  led["dp_label"]],
-    }).astype(str)
+    config = pd.DataFrame(_config_rows(led, session), columns=["setting", "value"])
+    synth = synthesis.data
+    used = [c for c in synthesis.schema.used if c in synth.columns]
     parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>dpsynth release: {e(dataset_name)}</title>",
-        "<style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em}"
-        ".tbl{border-collapse:collapse}.tbl td,.tbl th{padding:4px 10px;border-bottom:1px solid #ddd;"
-        "text-align:left}.stmt{background:#f3f7f3;padding:1em;border-left:4px solid #2a7}</style></head><body>",
         f"<h1>Release report: {e(dataset_name)}</h1>",
-        f"<p>Created {e(created.strftime('%Y-%m-%d %H:%M UTC'))} by dpsynth.</p>",
-        f"<h2>Privacy statement</h2><p class='stmt'>{e(statement)}</p>",
+        f"<p>Created {e(created.strftime('%Y-%m-%d %H:%M UTC'))} by dpsynth. Everything in this report is "
+        "computed from the synthetic data, the declared (public) schema and the privacy ledger; nothing in it "
+        "was computed on the confidential data.</p>",
+        f"<h2>Privacy statement</h2><p class='stmt{'' if led['is_dp'] else ' warn'}'>{e(statement)}</p>",
         "<h2>Configuration</h2>", _table_html(config),
-        "<h3>Public schema</h3>",
-        f"<pre>{e(json.dumps(schema.to_dict(), indent=1, ensure_ascii=False, default=str))}</pre>",
-        "<h3>Privacy ledger steps</h3>",
-        _table_html(pd.DataFrame(led["steps"])) if led["steps"] else "<p>No mechanism steps (not DP).</p>",
+        "<h2>Public schema</h2>",
+        "<p>What was declared public before synthesis. A value read off the data is withheld and named in the "
+        "last column; a synthesis relying on one is labelled not DP.</p>",
+        _table_html(public_schema_table(synthesis.schema)),
+        "<h2>Privacy ledger steps</h2>",
+        _table_html(_steps_table(led)) if led["steps"] else "<p>No mechanism steps (not DP).</p>",
     ]
-    first = True
-    for sec in sections:
-        parts.append(f"<h2>{e(sec.title)}</h2>")
-        if sec.text:
-            parts.append(f"<p>{e(sec.text)}</p>")
-        for title, table in sec.tables:
-            parts += [f"<h3>{e(title)}</h3>", _table_html(table)]
-        for fig in sec.figures:
-            parts.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False))
-            first = False
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    sections = [ReportSection(
+        "The synthetic data", f"Summaries and histograms of the {len(synth):,} synthetic rows"
+        + (" (first implicate)" if len(synthesis.implicates) > 1 else "") + ".",
+        [("Per-column summary (synthetic data)", synthetic_summary(synth, synthesis.schema))],
+        [synthetic_histogram_figure(synth, c, categorical=synthesis.schema[c].kind == "categorical")
+         for c in used])]
+    return _html(f"dpsynth release: {dataset_name}", parts, sections, banner=None)
 
 
-def release_package(*, dataset_name: str, fingerprint: str, real: pd.DataFrame, synthesis: Synthesis,
-                    stem: str, log: list[dict], seed: int | None = None) -> bytes:
-    """The one-download release: CSV(s), ``<stem>.ledger.json`` and ``<stem>.report.html`` in a zip."""
-    files = release_files(synthesis, stem)
+def internal_report_html(*, dataset_name: str, fingerprint: str, synthesis: Synthesis, statement: str,
+                         sections: list[ReportSection], session: tuple[int, float],
+                         created: _dt.datetime | None = None) -> str:
+    """The internal report: configuration with the data's fingerprint, the full schema, utility and risk."""
+    e = html.escape
+    led = synthesis.ledger
+    created = created or _dt.datetime.now(_dt.timezone.utc)
+    config = pd.DataFrame([("dataset fingerprint (SHA-256 of the confidential table)", fingerprint),
+                           *_config_rows(led, session)], columns=["setting", "value"])
+    table = schema_table(synthesis.schema).astype(object).where(lambda t: t.notna(), "")
+    parts = [
+        f"<h1>CONFIDENTIAL internal report: {e(dataset_name)}</h1>",
+        f"<p>Created {e(created.strftime('%Y-%m-%d %H:%M UTC'))} by dpsynth. This report compares the release "
+        "with the confidential data; it is not part of the release and must stay with the data.</p>",
+        f"<h2>Privacy statement</h2><p class='conf'>{e(CONFIDENTIAL)}</p>",
+        f"<p class='stmt{'' if led['is_dp'] else ' warn'}'>{e(statement)}</p>",
+        "<h2>Configuration</h2>", f"<p class='conf'>{e(CONFIDENTIAL)}</p>", _table_html(config),
+        "<h2>Schema, with what was read off the data</h2>", f"<p class='conf'>{e(CONFIDENTIAL)}</p>",
+        f"<p>Fields: {e(', '.join(FIELDS))}. 'missing' counts and 'reason' were read off the confidential "
+        "data.</p>", _table_html(table),
+    ]
+    return _html(f"CONFIDENTIAL dpsynth internal report: {dataset_name}", parts, sections, banner=CONFIDENTIAL)
+
+
+# -- what the app downloads ------------------------------------------------------------
+
+def release_package(*, dataset_name: str, fingerprint: str, synthesis: Synthesis, stem: str,
+                    log: list[dict], created: _dt.datetime | None = None) -> bytes:
+    """The public release: CSV(s), ``<stem>.ledger.json`` and ``<stem>.report.html`` in a zip.
+
+    ``fingerprint`` only finds the session's earlier syntheses of the same
+    data in ``log``; it is written nowhere.
+    """
+    session = session_total(log, fingerprint)
+    ledger = public_ledger(synthesis.ledger, synthesis.schema, session=session)
+    files = release_files(synthesis, stem, ledger=ledger)
     statement = release_statement(synthesis.ledger, log, fingerprint)
-    html_text = report_html(dataset_name=dataset_name, fingerprint=fingerprint, schema=synthesis.schema,
-                            synthesis=synthesis, statement=statement,
-                            sections=standard_sections(real, synthesis, seed=seed))
-    files[f"{stem}.report.html"] = html_text.encode("utf-8")
+    files[f"{stem}.report.html"] = public_report_html(dataset_name=dataset_name, synthesis=synthesis,
+                                                      statement=statement, session=session,
+                                                      created=created).encode("utf-8")
     return zip_bytes(files)
+
+
+def internal_report(*, dataset_name: str, fingerprint: str, real: pd.DataFrame, synthesis: Synthesis,
+                    log: list[dict], holdout: pd.DataFrame | None = None, seed: int | None = None) -> bytes:
+    """The internal report (HTML bytes): utility and disclosure risk against the confidential data."""
+    sections = [utility_section(real, synthesis, seed=seed),
+                risk_section(real, synthesis, holdout=holdout, seed=seed)]
+    return internal_report_html(dataset_name=dataset_name, fingerprint=fingerprint, synthesis=synthesis,
+                                statement=release_statement(synthesis.ledger, log, fingerprint), sections=sections,
+                                session=session_total(log, fingerprint)).encode("utf-8")

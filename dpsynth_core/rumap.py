@@ -321,3 +321,39 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
     return {"epsilon": float(row["epsilon"]), "utility": float(row["y"]), "risk": float(row["x"]),
             "sentence": (f"The smallest ε at which {label} reaches {ulabel} {threshold:g} is {row['epsilon']:g} "
                          f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}.")}
+
+
+def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict | None:
+    """Which DP method keeps the most at ε = ``epsilon`` on the swept data, by the measure ``utility``.
+
+    Compares the DP methods of the sweep (methods whose synthesizer is DP;
+    reference points left out) at the grid ε nearest to ``epsilon`` (on the
+    log scale), by their mean over replicates, "most" following the
+    measure's goal (:data:`METRICS`). Returns None when the sweep has no DP
+    method with a value of ``utility``; else a dict with ``method``,
+    ``epsilon`` (the grid value used), ``utility``, ``ranking`` (method →
+    mean, best first) and ``sentence``.
+    """
+    dp = points[points["method"].map(lambda m: m in SYNTHESIZERS and SYNTHESIZERS[m].is_dp)
+                & ~points["reference"].astype(bool) & points["epsilon"].notna()]
+    dp = dp[dp[utility].notna()] if utility in dp.columns else dp.iloc[0:0]
+    if dp.empty:
+        return None
+    grid = np.array(sorted(dp["epsilon"].unique()))
+    used = float(grid[np.argmin(np.abs(np.log(grid) - math.log(epsilon)))])
+    at = dp[dp["epsilon"] == used]
+    means = at.groupby("method", sort=False)[utility].mean()
+    order = np.argsort(_loss(means.to_numpy(float), utility, "utility"), kind="stable")
+    ranking = {m: float(means.iloc[i]) for i, m in ((i, means.index[i]) for i in order)}
+    best, value = next(iter(ranking.items()))
+    ulabel = METRICS[utility].label if utility in METRICS else utility
+    where = f"ε = {used:g}" if math.isclose(used, epsilon, rel_tol=1e-9) else \
+        f"ε = {used:g}, the swept ε nearest to {epsilon:g}"
+    reps = int((at["method"] == best).sum())
+    sentence = (f"At {where}, {SYNTHESIZERS[best].label} keeps the most by {ulabel}: {value:.3g} "
+                f"(mean of {reps} replicate{'s' if reps != 1 else ''})")
+    others = [f"{SYNTHESIZERS[m].label} {v:.3g}" for m, v in list(ranking.items())[1:]]
+    sentence += (", against " + ", ".join(others) + ".") if others else "; it is the only DP method in this sweep."
+    if not at.loc[at["method"] == best, "is_dp"].all():
+        sentence += " These runs are not DP as run (see their ledgers: e.g. bounds read off the data)."
+    return {"method": best, "epsilon": used, "utility": value, "ranking": ranking, "sentence": sentence}

@@ -5,12 +5,17 @@ category lists that are public (METHODS.md §1). :func:`infer_schema` reads
 them off the data so a user can start at once, but marks each one
 ``derived``: a synthesis that relies on a derived domain is labelled "not DP".
 Declaring the domain (:meth:`Schema.from_dict`, or editing the table on the
-Data page) makes it public.
+Data page) makes it public. Provenance is kept field by field (``kind``,
+``categories``, ``lower``, ``upper``, ``integer``, ``nullable``,
+``decimals``): a value becomes public only by an act on that value, and
+``derived`` means that some part of the column's description was read off
+the data.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal
@@ -23,6 +28,17 @@ from .errors import DataError
 
 Kind = Literal["categorical", "numeric", "excluded"]
 KINDS: tuple[str, ...] = ("categorical", "numeric", "excluded")
+FIELDS: tuple[str, ...] = ("kind", "categories", "lower", "upper", "integer", "nullable", "decimals")
+MAX_DECIMALS = 6  # inferred precision stops here: a column with more decimals is not rounded
+
+
+def relevant_fields(kind: str, decimals: int | None = None) -> frozenset:
+    """The fields that describe a column of this kind (``decimals`` only when a precision is set)."""
+    if kind == "excluded":
+        return frozenset({"kind"})
+    if kind == "categorical":
+        return frozenset({"kind", "categories", "nullable"})
+    return frozenset({"kind", "lower", "upper", "integer", "nullable"} | ({"decimals"} if decimals is not None else set()))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,9 +61,18 @@ class ColumnSchema:
     nullable : bool
         The column may be missing; synthesizers then model missingness as
         one more category.
+    decimals : int or None
+        Declared precision of a numeric column: synthetic values are written
+        rounded to this many decimals. ``None``: not rounded.
     derived : bool
-        The categories or bounds were read off the data, so they are not
-        public and no synthesis using them is DP.
+        Some part of the column's description (kind, categories, bounds,
+        flags or precision) was read off the data, so it is not public and
+        no synthesis using the column is DP. Computed from
+        ``derived_fields`` when that is given.
+    derived_fields : frozenset of str or None
+        The fields (of :data:`FIELDS`) still read off the data. ``None`` at
+        construction means all of the kind's fields when ``derived``, else
+        none; it is always a frozenset afterwards.
     reason : str
         One line saying why the kind was chosen.
     n_missing : int
@@ -60,7 +85,9 @@ class ColumnSchema:
     bounds: tuple[float, float] | None = None
     integer: bool = False
     nullable: bool = False
+    decimals: int | None = None
     derived: bool = False
+    derived_fields: frozenset | None = None
     reason: str = "declared"
     n_missing: int = 0
 
@@ -78,10 +105,52 @@ class ColumnSchema:
                     f"column {self.name!r}: bounds must be finite with lower <= upper, got {self.bounds!r}"
                 )
             object.__setattr__(self, "bounds", (lo, hi))
+        if self.decimals is not None:
+            if isinstance(self.decimals, bool) or not float(self.decimals).is_integer() \
+                    or not 0 <= int(self.decimals) <= 15:
+                raise ValueError(f"column {self.name!r}: decimals must be a whole number from 0 to 15, "
+                                 f"got {self.decimals!r}")
+            object.__setattr__(self, "decimals", int(self.decimals) if self.kind == "numeric" else None)
+        relevant = self.relevant_fields
+        if self.derived_fields is None:
+            fields = relevant if self.derived else frozenset()
+        else:
+            unknown = set(self.derived_fields) - set(FIELDS)
+            if unknown:
+                raise ValueError(f"column {self.name!r}: unknown field(s) {sorted(unknown)}; fields are {FIELDS}")
+            fields = frozenset(self.derived_fields) & relevant
+        object.__setattr__(self, "derived_fields", fields)
+        object.__setattr__(self, "derived", bool(fields))
+
+    @property
+    def relevant_fields(self) -> frozenset:
+        return relevant_fields(self.kind, self.decimals)
+
+    @property
+    def declared_fields(self) -> frozenset:
+        """The fields declared public (the kind's fields not read off the data)."""
+        return self.relevant_fields - self.derived_fields
 
     def replace(self, **changes: Any) -> "ColumnSchema":
-        """A copy with ``changes`` applied (validated again)."""
+        """A copy with ``changes`` applied (validated again).
+
+        ``derived=...`` without ``derived_fields`` marks the whole column; a
+        field that becomes relevant (a new kind's domain, a precision) counts
+        as read off the data unless ``derived_fields`` says otherwise.
+        """
+        if "derived_fields" not in changes:
+            if "derived" in changes:
+                changes["derived_fields"] = None
+            else:
+                new = relevant_fields(changes.get("kind", self.kind), changes.get("decimals", self.decimals))
+                changes["derived_fields"] = self.derived_fields | (new - self.relevant_fields)
         return dataclasses.replace(self, **changes)
+
+    def declare(self, fields: Iterable[str]) -> "ColumnSchema":
+        """A copy with ``fields`` declared public (an explicit act on those values)."""
+        left = self.derived_fields - set(fields)
+        reason = "declared on the Data page" if self.derived and not left else self.reason
+        return self.replace(derived_fields=left, reason=reason)
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"kind": self.kind}
@@ -89,13 +158,38 @@ class ColumnSchema:
             out["categories"] = [_plain(c) for c in self.categories]
         if self.bounds is not None:
             out["bounds"] = list(self.bounds)
-        for name in ("integer", "nullable", "derived"):
+        for name in ("integer", "nullable"):
             if getattr(self, name):
                 out[name] = True
+        if self.decimals is not None:
+            out["decimals"] = self.decimals
+        if self.derived:
+            # The whole column read off the data: true; part of it: the fields still read off the data.
+            out["derived"] = True if self.derived_fields == self.relevant_fields else sorted(self.derived_fields)
         if self.reason != "declared":
             out["reason"] = self.reason
         if self.n_missing:
             out["n_missing"] = self.n_missing
+        return out
+
+    def to_public_dict(self) -> dict:
+        """Only what was declared: no value read off the data, no count, no inferred reason."""
+        out: dict[str, Any] = {}
+        declared = self.declared_fields
+        if "kind" in declared:
+            out["kind"] = self.kind
+        if self.categories is not None and "categories" in declared:
+            out["categories"] = [_plain(c) for c in self.categories]
+        if self.bounds is not None:
+            if {"lower", "upper"} <= declared:
+                out["bounds"] = list(self.bounds)
+            else:
+                out.update({f: b for f, b in zip(("lower", "upper"), self.bounds) if f in declared})
+        for name in ("integer", "nullable", "decimals"):
+            if name in declared:
+                out[name] = getattr(self, name)
+        if self.derived:
+            out["withheld"] = [f for f in FIELDS if f in self.derived_fields]
         return out
 
 
@@ -138,6 +232,17 @@ class Schema:
         """True when every used column's domain was declared, not derived."""
         return not self.derived_columns
 
+    @property
+    def undeclared_columns(self) -> list[str]:
+        """Every column, excluded ones included, with some part read off the data."""
+        return [n for n, c in self.columns.items() if c.derived]
+
+    def declare(self, fields: Iterable[str], *, kinds: Iterable[str] = KINDS) -> "Schema":
+        """Declare ``fields`` public in every column of one of ``kinds`` (a bulk act on the values shown)."""
+        kinds = set(kinds)
+        cols = {n: c.declare(fields) if c.kind in kinds else c for n, c in self.columns.items()}
+        return dataclasses.replace(self, columns=cols)
+
     def __getitem__(self, name: str) -> ColumnSchema:
         return self.columns[name]
 
@@ -162,14 +267,29 @@ class Schema:
             out[name] = d
         return out
 
+    def to_json(self) -> str:
+        """The schema as the user keeps it (the format of ``data/*.schema.json``, read by :meth:`from_dict`).
+
+        Declarations and roles, with each value still read off the data
+        marked ``derived``; no missing-value counts or inferred reasons.
+        """
+        spec = {name: {k: v for k, v in d.items() if k not in ("n_missing", "reason")}
+                for name, d in self.to_dict().items()}
+        return json.dumps(spec, indent=1, ensure_ascii=False, default=str) + "\n"
+
+    def to_public_dict(self) -> dict:
+        """The schema as it may be published: declared values only (:meth:`ColumnSchema.to_public_dict`)."""
+        return {name: col.to_public_dict() for name, col in self.columns.items()}
+
     @classmethod
     def from_dict(cls, spec: dict) -> "Schema":
         """Build a schema from declared public values.
 
         Each entry is ``{"kind": "categorical", "categories": [...]}`` or
         ``{"kind": "numeric", "bounds": [lower, upper]}`` (optionally
-        ``integer``, ``nullable``, ``key``, ``sensitive``). Values given here
-        count as public unless the entry says ``"derived": true``.
+        ``integer``, ``nullable``, ``decimals``, ``key``, ``sensitive``).
+        Values given here count as public unless the entry says
+        ``"derived": true`` (all of them) or ``"derived": [fields]``.
         """
         if not isinstance(spec, dict) or not spec:
             raise ValueError("a schema is a non-empty mapping from column name to its description")
@@ -179,6 +299,9 @@ class Schema:
                 raise ValueError(f"column {name!r}: expected a mapping, got {type(d).__name__}")
             cats = d.get("categories")
             bounds = d.get("bounds")
+            derived = d.get("derived", False)
+            if not isinstance(derived, (bool, list)):
+                raise ValueError(f"column {name!r}: derived must be true, false or a list of fields")
             columns[name] = ColumnSchema(
                 name=name,
                 kind=d.get("kind", "numeric" if bounds is not None else "categorical"),
@@ -186,7 +309,9 @@ class Schema:
                 bounds=tuple(bounds) if bounds is not None else None,
                 integer=bool(d.get("integer", False)),
                 nullable=bool(d.get("nullable", False)),
-                derived=bool(d.get("derived", False)),
+                decimals=d.get("decimals"),
+                derived=bool(derived),
+                derived_fields=frozenset(derived) if isinstance(derived, list) else None,
                 reason=d.get("reason", "declared"),
                 n_missing=int(d.get("n_missing", 0)),
             )
@@ -215,6 +340,15 @@ def _plain(value: Any) -> Any:
 
 def _is_whole(values: np.ndarray) -> bool:
     return bool(np.all(np.mod(values, 1) == 0))
+
+
+def _decimals(values: np.ndarray) -> int | None:
+    """The fewest decimals that write every value exactly (up to :data:`MAX_DECIMALS`), else None."""
+    scale = np.maximum(np.abs(values), 1.0) * 1e-9
+    for d in range(MAX_DECIMALS + 1):
+        if np.all(np.abs(values - np.round(values, d)) <= scale):
+            return d
+    return None
 
 
 def infer_column(s: pd.Series) -> ColumnSchema:
@@ -249,7 +383,7 @@ def infer_column(s: pd.Series) -> ColumnSchema:
                                 reason=f"whole numbers with {k} distinct values → categorical", **base)
         lo, hi = float(values.min()), float(values.max())
         return ColumnSchema(
-            kind="numeric", bounds=(lo, hi), integer=whole,
+            kind="numeric", bounds=(lo, hi), integer=whole, decimals=None if whole else _decimals(values),
             reason=f"{'whole numbers' if whole else 'numbers'} with {k} distinct values → numeric",
             **base,
         )
@@ -300,6 +434,28 @@ def infer_schema(df: pd.DataFrame) -> Schema:
     return Schema({str(c): infer_column(df[c]) for c in df.columns})
 
 
+def schema_for_data(text: str | bytes, current: Schema) -> Schema:
+    """A schema file (JSON) read onto the current data's schema; ``ValueError`` in one sentence if it does not fit.
+
+    Columns the file describes take its declarations; columns it leaves out
+    keep their current state. A column the data does not have is refused.
+    """
+    try:
+        spec = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"The schema file is not valid JSON ({err}); upload a file saved from this page "
+                         "or written like data/penguins.schema.json.") from None
+    try:
+        declared = Schema.from_dict(spec)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"The schema file does not describe a schema: {str(err).rstrip('.')}.") from None
+    unknown = [c for c in declared.columns if c not in current.columns]
+    if unknown:
+        raise ValueError(f"The schema file describes a column {unknown[0]!r} that this data does not have; "
+                         "upload the schema made for this file.")
+    return merge_declared(current, declared)
+
+
 def merge_declared(inferred: Schema, declared: Schema) -> Schema:
     """Take declared (public) columns over inferred ones, keeping column order."""
     # The declared domain wins; the missing-value count is a fact about this data.
@@ -312,12 +468,18 @@ def merge_declared(inferred: Schema, declared: Schema) -> Schema:
 
 # -- the schema as an editable table (Data page) ------------------------------
 
-TABLE_COLUMNS = ["column", "kind", "categories", "lower", "upper", "integer", "nullable", "public",
-                 "missing", "reason"]
+# Status first (public, what is still read off the data), then the values, then the data's own facts.
+TABLE_COLUMNS = ["column", "public", "read off the data", "kind", "categories", "lower", "upper", "integer",
+                 "nullable", "decimals", "missing", "reason"]
+DERIVED_NOTE = "read off the data"  # the table's column listing each row's fields not yet declared
 
 
 def schema_table(schema: Schema) -> pd.DataFrame:
-    """One row per column, in the form the Data page edits."""
+    """One row per column, in the form the Data page edits.
+
+    ``public`` is ticked when every value of the row is declared; ``read off
+    the data`` lists the row's values that are not (yet).
+    """
     rows = []
     for name, c in schema.columns.items():
         rows.append({
@@ -328,7 +490,9 @@ def schema_table(schema: Schema) -> pd.DataFrame:
             "upper": c.bounds[1] if c.bounds else None,
             "integer": c.integer,
             "nullable": c.nullable,
+            "decimals": c.decimals,
             "public": not c.derived,
+            DERIVED_NOTE: ", ".join(f for f in FIELDS if f in c.derived_fields),
             "missing": c.n_missing,
             "reason": c.reason,
         })
@@ -342,11 +506,17 @@ def _parse_categories(text: str, previous: tuple | None) -> tuple:
     return tuple(by_text.get(t, t) for t in items)
 
 
+def _missing(value) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
+
+
 def schema_from_table(table: pd.DataFrame, base: Schema, *, keys=(), sensitive=None) -> Schema:
     """Read an edited :func:`schema_table` back; raise ``ValueError`` naming the bad column.
 
-    A row whose domain changed from ``base`` counts as declared public; a
-    row left as it was keeps its ``public`` tick.
+    Public means declared, value by value: a value the user changed is
+    declared; ticking ``public`` declares every value of the row as shown;
+    unticking it marks the row's values as read off the data again. Values
+    left as they were keep their provenance.
     """
     cols = {}
     for row in table.to_dict("records"):
@@ -357,17 +527,34 @@ def schema_from_table(table: pd.DataFrame, base: Schema, *, keys=(), sensitive=N
         bounds = None
         if kind == "numeric":
             lo, hi = row["lower"], row["upper"]
-            if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+            if _missing(lo) or _missing(hi):
                 raise ValueError(f"Column {name!r} is numeric: give it a lower and an upper bound.")
             bounds = (float(lo), float(hi))
-        changed = (kind != old.kind) or (cats is not None and cats != old.categories) \
-            or (bounds is not None and bounds != old.bounds)
-        public = bool(row["public"]) or changed
+        decimals = None if kind != "numeric" or _missing(row.get("decimals")) else row["decimals"]
+        if decimals is not None and (not float(decimals).is_integer() or not 0 <= float(decimals) <= 15):
+            raise ValueError(f"Column {name!r}: decimals must be a whole number from 0 to 15.")
+        decimals = None if decimals is None else int(decimals)
+        new = {"kind": kind, "categories": cats, "lower": bounds[0] if bounds else None,
+               "upper": bounds[1] if bounds else None, "integer": bool(row["integer"]),
+               "nullable": bool(row["nullable"]), "decimals": decimals}
+        was = {"kind": old.kind, "categories": old.categories, "lower": old.bounds[0] if old.bounds else None,
+               "upper": old.bounds[1] if old.bounds else None, "integer": old.integer, "nullable": old.nullable,
+               "decimals": old.decimals}
+        changed = {f for f in FIELDS if new[f] != was[f]}
+        relevant = relevant_fields(kind, decimals)
+        if bool(row["public"]) and old.derived:
+            derived_fields = frozenset()  # ticked: every value of the row declared as shown
+        elif not bool(row["public"]) and not old.derived:
+            derived_fields = relevant - changed  # unticked: back to "read off the data", bar what was typed now
+        else:
+            # A field that becomes relevant (a new kind's domain) counts as read off the data until typed.
+            derived_fields = (old.derived_fields | (relevant - old.relevant_fields)) - changed
+        derived_fields &= relevant
+        reason = "declared on the Data page" if old.derived and not derived_fields else old.reason
         try:
-            cols[name] = old.replace(kind=kind, categories=cats, bounds=bounds,
-                                     integer=bool(row["integer"]), nullable=bool(row["nullable"]),
-                                     derived=not public,
-                                     reason=old.reason if not changed else "declared on the Data page")
+            cols[name] = old.replace(kind=kind, categories=cats, bounds=bounds, integer=new["integer"],
+                                     nullable=new["nullable"], decimals=decimals, derived_fields=derived_fields,
+                                     reason=reason)
         except ValueError as err:
             raise ValueError(str(err)[0].upper() + str(err)[1:] + ".") from None
     usable = [k for k in keys if k in cols and cols[k].kind != "excluded"]

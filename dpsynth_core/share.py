@@ -1,17 +1,24 @@
 """A synthesis configuration as URL query parameters, and back, never the data.
 
-The dataset is named by its bundled name or by a prefix of its content
-fingerprint, so a shared link restores the settings only on the same data.
+The dataset is named by its bundled name or, for an upload, by a keyed hash
+(HMAC-SHA-256) of its content under a secret drawn once per server process
+that never leaves the server: the link restores the settings only on the
+same data uploaded to the same running server, and carries no fingerprint of
+the data that anyone without the secret could compare against a guess.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
+import secrets
 
 from . import constraints
 from .synth import SYNTHESIZERS
 
-FINGERPRINT_CHARS = 16
+TOKEN_CHARS = 16
+_LINK_SECRET = secrets.token_bytes(32)  # per server process; never written, logged or sent
 
 
 def config_params(config: dict, *, dataset: str) -> dict[str, str]:
@@ -32,8 +39,11 @@ def config_params(config: dict, *, dataset: str) -> dict[str, str]:
 
 
 def dataset_token(source: str, name: str, fingerprint: str) -> str:
-    """``bundled:<name>`` or ``sha:<fingerprint prefix>``: which data a link is for."""
-    return f"bundled:{name}" if source == "bundled" else f"sha:{fingerprint[:FINGERPRINT_CHARS]}"
+    """``bundled:<name>`` or ``upload:<keyed hash>``: which data a link is for, never a hash of the data."""
+    if source == "bundled":
+        return f"bundled:{name}"
+    tag = hmac.new(_LINK_SECRET, fingerprint.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"upload:{tag[:TOKEN_CHARS]}"
 
 
 def parse_config_params(params: dict[str, str]) -> tuple[dict, list[str]]:

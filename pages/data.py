@@ -16,6 +16,7 @@ def _on_bundled():
     if ss["bundled_choice"] is not None:
         app_state.set_bundled(ss["bundled_choice"])
         ss.pop("upload_error", None)
+        ss.pop("schema_error", None)
 
 
 def _on_upload():
@@ -29,6 +30,7 @@ def _on_upload():
         ss["upload_error"] = str(err)
     else:
         ss.pop("upload_error", None)
+        ss.pop("schema_error", None)
         app_state.set_uploaded(upload.name, df)
         ss["bundled_choice"] = None
 
@@ -53,47 +55,122 @@ st.dataframe(ds.df.head(50), height=220)
 
 st.subheader("What is public")
 st.markdown(
-    "A DP synthesis may only use category lists and numeric bounds that are **public** — known "
-    "without looking at the data. Edit them below and tick *public* once a domain is one you could publish."
+    "A DP synthesis may only use category lists, bounds and flags that are **public**: known without looking "
+    "at the data. Each value counts as public only once you declare it: type it in the table, tick *public* "
+    "to declare every value shown in a row, or use a button below for every column at once. The highlighted "
+    "*read off the data* column lists the values of each row that are not declared yet."
 )
-derived = ds.schema.derived_columns
-if derived:
+schema = ds.schema
+version = ss.get("schema_version", 0)
+undeclared = schema.undeclared_columns
+if undeclared:
     st.warning(
-        f"{len(derived)} column(s) have bounds or categories read off the data: "
-        + plain(", ".join(derived))
-        + ". Any synthesis using them is labelled **not DP** until you declare their domain.",
+        f"{len(undeclared)} of {len(schema.columns)} column(s) still have values read off the data: "
+        + plain(", ".join(undeclared))
+        + ". Any synthesis using them is labelled **not DP** until you declare them.",
         icon="⚠️",
     )
+else:
+    st.success("Every column's domain is declared public, excluded columns included: a synthesis by a DP "
+               "method can be labelled DP.")
 
-table = core.schema_table(ds.schema)
+
+def _declare(fields, kinds):
+    app_state.set_schema(app_state.dataset().schema.declare(fields, kinds=kinds))
+
+
+def _pending(fields, kinds) -> bool:
+    return any(c.kind in kinds and c.derived_fields & set(fields) for c in schema.columns.values())
+
+
+BULK = [
+    ("Declare all categories as listed", {"kind", "categories"}, ("categorical",), "declare_categories",
+     "Every categorical column: its kind and its list of categories, as shown in the table, become public."),
+    ("Use these bounds", {"kind", "lower", "upper"}, ("numeric",), "declare_bounds",
+     "Every numeric column: its kind and its lower and upper bounds, as shown in the table, become public."),
+    ("Declare kinds, flags and precision as shown", {"kind", "integer", "nullable", "decimals"}, core.KINDS,
+     "declare_flags", "Every column: its kind (excluded ones too), its integer and nullable flags and its "
+     "decimals, as shown in the table, become public."),
+]
+for where, (label, fields, kinds, key, helptext) in zip(st.columns(len(BULK)), BULK):
+    where.button(label, key=key, help=helptext, on_click=_declare, args=(fields, kinds),
+                 disabled=not _pending(fields, kinds), width="stretch")
+
+table = core.schema_table(schema)
+NOTE = core.schema.DERIVED_NOTE
+
+
+def _highlight(row):
+    # Styles reach only the columns that cannot be edited: the name and the list of values read off the data.
+    colour = "background-color: #fde2b8" if row[NOTE] else ""
+    return [colour if c in ("column", NOTE) else "" for c in row.index]
+
+
 edited = st.data_editor(
-    table,
-    key=f"schema_editor_{ds.fingerprint[:12]}",
+    table.style.apply(_highlight, axis=1),
+    key=f"schema_editor_{ds.fingerprint[:12]}_{version}",
     hide_index=True,
-    disabled=["column", "missing", "reason"],
+    height=min(36 * (len(table) + 1) + 4, 720),  # every row of a 13+ column table without scrolling
+    disabled=["column", NOTE, "missing", "reason"],
     column_config={
         "kind": st.column_config.SelectboxColumn("kind", options=list(core.KINDS), required=True),
         "categories": st.column_config.TextColumn("categories", help="Comma-separated list of every possible value"),
         "lower": st.column_config.NumberColumn("lower"),
         "upper": st.column_config.NumberColumn("upper"),
-        "public": st.column_config.CheckboxColumn("public", help="The domain is declared, not read off the data"),
-        "missing": st.column_config.NumberColumn("missing", help="Missing values in the data"),
+        "integer": st.column_config.CheckboxColumn("integer", width="small"),
+        "nullable": st.column_config.CheckboxColumn("nullable", width="small"),
+        "decimals": st.column_config.NumberColumn("decimals", min_value=0, max_value=15, step=1, width="small",
+                                                  help="Synthetic values are written rounded to this many decimals"),
+        "public": st.column_config.CheckboxColumn("public", width="small",
+                                                  help="Tick to declare every value of the row as shown"),
+        NOTE: st.column_config.TextColumn(NOTE, width="medium", help="Values of the row not declared yet"),
+        "missing": st.column_config.NumberColumn("missing", help="Missing values in the data (confidential)"),
     },
 )
 
-modelled = ds.schema.used
+modelled = schema.used
 keys = st.multiselect("Key variables (what an intruder may know)", modelled,
-                      default=[k for k in ds.schema.keys if k in modelled], key=f"keys_{ds.fingerprint[:12]}")
+                      default=[k for k in schema.keys if k in modelled], key=f"keys_{ds.fingerprint[:12]}")
 sensitive = st.selectbox("Sensitive column", [None, *modelled],
-                         index=([None, *modelled].index(ds.schema.sensitive) if ds.schema.sensitive in modelled else 0),
+                         index=([None, *modelled].index(schema.sensitive) if schema.sensitive in modelled else 0),
                          key=f"sensitive_{ds.fingerprint[:12]}")
 
-if not edited.equals(table) or tuple(keys) != ds.schema.keys or sensitive != ds.schema.sensitive:
+if not edited.equals(table) or tuple(keys) != schema.keys or sensitive != schema.sensitive:
     try:
-        new = core.schema_from_table(edited, ds.schema, keys=keys, sensitive=sensitive)
+        new = core.schema_from_table(edited, schema, keys=keys, sensitive=sensitive)
     except ValueError as err:
         app_state.show_error(str(err))
     else:
-        if new != ds.schema:
+        if new != schema:
             app_state.set_schema(new)
             st.rerun()
+
+
+def _on_schema_upload():
+    upload = ss["schema_uploader"]
+    if upload is None:
+        return
+    try:
+        new = core.schema.schema_for_data(upload.getvalue(), app_state.dataset().schema)
+    except ValueError as err:
+        ss["schema_error"] = str(err)
+    else:
+        ss.pop("schema_error", None)
+        app_state.set_schema(new)
+        # The role widgets keep their own state: give them the file's roles (allowed here, before they are drawn).
+        fp = app_state.dataset().fingerprint[:12]
+        ss[f"keys_{fp}"] = [k for k in new.keys if k in new.used]
+        ss[f"sensitive_{fp}"] = new.sensitive if new.sensitive in new.used else None
+
+
+st.subheader("Keep the schema")
+st.caption("The schema is your work: save it as JSON and load it again later (the format of data/*.schema.json). "
+           "Values still read off the data are saved marked *derived*, so keep the file with the data, not with a "
+           "release. Uploading the same data again in this session keeps its schema.")
+left, right = st.columns(2)
+app_state.download("Download the schema (JSON)", lambda s=schema: s.to_json().encode("utf-8"),
+                   file_name=f"{core.release.safe_name(ds.name)}.schema.json", mime="application/json",
+                   key="download_schema", where=left)
+right.file_uploader("Upload a schema (JSON)", type=["json"], key="schema_uploader", on_change=_on_schema_upload)
+if "schema_error" in ss:
+    app_state.show_error(ss["schema_error"] + " The schema in the table is unchanged.")

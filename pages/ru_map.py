@@ -117,6 +117,13 @@ if dp_methods:
     threshold = q2.number_input(f"{info.label} to reach ({info.reading})", value=float(info.best), format="%.4g",
                                 key=f"ru_q_threshold_{y}")
     st.success(core.rumap.smallest_epsilon(table, target, y, threshold, x)["sentence"])
+    swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
+    at_eps = swept[0] if len(swept) == 1 else st.select_slider(
+        "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
+        value=min(swept, key=lambda e: abs(e - cfg.epsilon)))
+    best = core.rumap.best_dp_method(table, at_eps, y)
+    if best is not None:
+        st.info(best["sentence"])
 else:
     st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
 

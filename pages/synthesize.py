@@ -26,6 +26,21 @@ def _on_input():
     app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
+def show_forecast(method, cfg, schema) -> None:
+    """Before any run: the method's utility forecast and the suggested method, from public facts only
+    (the schema, the total ε, n if declared, the options; issue 18)."""
+    options = dict(cfg.params) if cfg.method == method else {}  # the core adds the method's defaults
+    try:
+        fc = core.forecast(method, schema, cfg.epsilon, cfg.n, **options)
+        suggestion = core.suggest_method(schema, cfg.epsilon, cfg.n)
+    except (ValueError, TypeError, ArithmeticError):
+        return  # an option out of range: the synthesis itself says what is wrong
+    if fc is not None:
+        (st.warning if fc.level == "poor" else st.caption)("Forecast: " + fc.sentence)
+    if suggestion.method != method:
+        st.caption(suggestion.sentence)
+
+
 def controls(ds, cfg) -> None:
     """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
     methods = list(core.SYNTHESIZERS)
@@ -38,6 +53,7 @@ def controls(ds, cfg) -> None:
         )
         chosen = core.SYNTHESIZERS[ss["method"]]
         st.caption(chosen.description)
+        show_forecast(ss["method"], cfg, ds.schema)
         is_dp_method = chosen.is_dp
         options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
             else dict(getattr(chosen, "defaults", {}))
@@ -82,6 +98,8 @@ def controls(ds, cfg) -> None:
                     st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
                 elif name == "order":
                     st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
+                elif isinstance(default, bool):
+                    st.checkbox(name, value=value, key=key, help=helptext)
                 elif isinstance(default, int):
                     st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
                 elif isinstance(default, float):
@@ -105,15 +123,31 @@ def release_run() -> None:
         "The release is synthesized **once**, at the settings above, with a **fresh random seed**; every "
         "synthesis of this dataset in the session is listed below with the ε it spent."
     )
-    if st.button("Run the release", type="primary", key="run_release"):
+    release = app_state.current_release()
+    done = release is not None and release.settings == app_state.release_settings()
+    if st.button("Run the release", type="primary", key="run_release", disabled=done,
+                 help="Done at these settings: change a setting or the schema to run another release." if done
+                 else None):
         app_state.run_release()
+        st.rerun()  # drawn again at once: the button disabled, the sidebar's spending updated
+    if "release_error" in ss:
+        app_state.show_error(ss["release_error"])
     release = app_state.current_release()
     if release is None:
         st.info("No release yet for this dataset.")
     else:
+        if release.settings != app_state.release_settings():
+            st.info("The settings or the schema changed since this release: run the release again to release "
+                    "at the new settings.")
         app_state.show_ledger(release.synthesis.ledger, statement=release.statement)
-        app_state.download("Download release package (zip: CSV, ledger, report)", release.package,
-                           file_name=f"{release.stem}.release.zip", mime="application/zip", key="download_release")
+        d1, d2 = st.columns(2)
+        app_state.download("Download the public release (zip: synthetic CSV, ledger, public report)",
+                           release.package, file_name=release.zip_name, mime="application/zip",
+                           key="download_release", where=d1)
+        app_state.download("Download the internal report (CONFIDENTIAL, not for publication)", release.internal,
+                           file_name=release.internal_name, mime="text/html", key="download_internal", where=d2)
+        st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
+                   "The internal report compares the release with the confidential data: keep it with the data.")
     st.subheader("Session ledger")
     st.dataframe(app_state.session_log_table(), hide_index=True)
 
@@ -130,13 +164,17 @@ def exploration(ds) -> None:
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)
     if len(result.implicates) == 1:
-        app_state.download("Download synthetic CSV", lambda r=result: core.to_csv_bytes(r.implicates[0]),
+        app_state.download("Download synthetic CSV",
+                           lambda r=result: core.to_csv_bytes(core.release.round_to_schema(r.implicates[0], r.schema)),
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
         app_state.download(f"Download {len(result.implicates)} implicates (zip)",
-                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(r, s)),
+                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(
+                               r, s, ledger=core.release.public_ledger(r.ledger, r.schema))),
                            file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
-    app_state.download("Download ledger (JSON)", lambda r=result: core.release.ledger_bytes(r.ledger),
+    # What leaves the machine carries the declared schema only: values read off the data are withheld.
+    app_state.download("Download ledger (JSON)",
+                       lambda r=result: core.release.ledger_bytes(core.release.public_ledger(r.ledger, r.schema)),
                        file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
     # The settings as `dpsynth synthesize --config` reads them: this run, repeated in batch.
     app_state.download("Download settings (JSON, for the dpsynth command)",

@@ -116,9 +116,11 @@ def test_sweep_runs_on_a_dask_scheduler(tmp_path, penguins):
 
 def test_release_writes_the_package_with_a_fresh_seed(tmp_path):
     (tmp_path / "cfg.json").write_text(json.dumps({"method": "independent", "epsilon": 1, "seed": 3}))
-    code, _, err = run("release", DATA, "--schema", SCHEMA, "--config", "cfg.json", "-o", "rel.zip", cwd=tmp_path)
+    code, _, err = run("release", DATA, "--schema", SCHEMA, "--config", "cfg.json", "-o", "rel.zip",
+                       "--internal-report", "internal.html", cwd=tmp_path)
     assert code == 0, err
     assert "fresh seed" in err
+    assert "<title>CONFIDENTIAL dpsynth internal report: penguins.csv" in (tmp_path / "internal.html").read_text()
     names = zipfile.ZipFile(tmp_path / "rel.zip").namelist()
     ledger_name = next(n for n in names if n.endswith(".ledger.json"))
     ledger = json.loads(zipfile.ZipFile(tmp_path / "rel.zip").read(ledger_name))

@@ -40,8 +40,8 @@ def _in_rare(values: dict) -> np.ndarray:
 
 # --- the audits use the public path ---------------------------------------------------
 
-@pytest.mark.parametrize("method, params", [("dirichlet", {"bins": 3}), ("pegs", {"bins": 3, "top": 2}),
-                                            ("pegs_rs", {"bins": 3, "top": 2, "block": 3})])
+@pytest.mark.parametrize("method, params", [("dirichlet", {"bins": 3}), ("pegs", {"bins": 3, "top": 2, "chains": 50}),
+                                            ("pegs_rs", {"bins": 3, "top": 2, "block": 3, "chains": 50})])
 def test_audit_runs_the_public_path(method, params):
     # Driving measure/release by hand with default_rng(seed) gives what synthesize(seed=...) gives
     # (declared n: no noisy row count draws first), so the audits measure what users get.
@@ -117,11 +117,12 @@ def test_dirichlet_audit_flags_half_the_noise():
 
 # --- pegs and pegs_rs ------------------------------------------------------------------------
 #
-# Per-record ε: the audited output is ONE record (pegs) or ONE block (pegs_rs). The records of one
-# pegs release are independent runs of the one-record mechanism (each has its own uniform seed and
-# its own sweep over the same fixed perturbed conditionals), and so are the blocks of one pegs_rs
-# release, so one release of R records (blocks) is R seeded runs; that is how the audit is
-# vectorised.
+# Per-record ε: the audited output is ONE record (pegs) or ONE block (pegs_rs). With chains ≥ R
+# the records of one pegs release are independent runs of the one-record mechanism (each has its
+# own uniform seed and its own sweep over the same fixed perturbed conditionals), and so are the
+# blocks of one pegs_rs release, so one release of R records (blocks) is R seeded runs; that is how
+# the audit is vectorised. (By default records are chained, each seeded by the previous synthetic
+# record, issue 18; the per-record bound holds for any seed, and the audit checks it on uniform ones.)
 #
 # M = 2 features, so each conditional is keyed by the other feature's exact value and
 # α = 1/(e^(ε/2) − 1). The sweep draws a given the seed's b, then b given the new a, so
@@ -155,7 +156,7 @@ def test_pegs_record_probability_matches_the_hand_formula():
     synth = SYNTHESIZERS["pegs"]
     for df in (PEGS_D, _plus_rare(PEGS_D)):
         values, _ = synth.release(synth.measure(df, SCHEMA, COLUMNS, bins=3, top=2), epsilon=PEGS_EPSILON,
-                                  n=PEGS_RUNS, rng=np.random.default_rng(11), bins=3, top=2)
+                                  n=PEGS_RUNS, rng=np.random.default_rng(11), bins=3, top=2, chains=PEGS_RUNS)
         p = _pegs_exact(df, PEGS_EPSILON)
         assert abs(_in_rare(values).mean() - p) < 5 * math.sqrt(p * (1 - p) / PEGS_RUNS), p
     # The design is near worst case: exact log ratio 0.832 of the claimed 1.
@@ -166,7 +167,7 @@ def _pegs_hits(df: pd.DataFrame, release_epsilon: float, seed: int) -> np.ndarra
     synth = SYNTHESIZERS["pegs"]
     measured = synth.measure(df, SCHEMA, COLUMNS, bins=3, top=2)
     values, steps = synth.release(measured, epsilon=release_epsilon, n=PEGS_RUNS,
-                                  rng=np.random.default_rng(seed), bins=3, top=2)
+                                  rng=np.random.default_rng(seed), bins=3, top=2, chains=PEGS_RUNS)
     # ε per record, split over the 2 conditionals; the release composes over its records.
     assert [(s.epsilon, s.repeats) for s in steps] == [(release_epsilon / 2, PEGS_RUNS)] * 2
     return np.array([np.count_nonzero(_in_rare(values))])
@@ -200,7 +201,7 @@ RS_BLOCK = 3
 
 def _pegs_rs_hits(df: pd.DataFrame, release_epsilon: float, seed: int) -> np.ndarray:
     synth = SYNTHESIZERS["pegs_rs"]
-    params = {"bins": 3, "top": 2, "block": RS_BLOCK}
+    params = {"bins": 3, "top": 2, "block": RS_BLOCK, "chains": PEGS_RUNS}
     values, steps = synth.release(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=release_epsilon,
                                   n=PEGS_RUNS * RS_BLOCK, rng=np.random.default_rng(seed), **params)
     assert [(s.epsilon, s.repeats) for s in steps] == [(release_epsilon / 2, PEGS_RUNS)] * 2  # ε per block

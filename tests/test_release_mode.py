@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from dpsynth_core.report import release_statement, report_html, session_total
+from dpsynth_core.report import internal_report_html, public_report_html, release_statement, session_total
 from tests.conftest import APP
 
 
@@ -55,11 +55,26 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
         data = pd.read_csv(z.open(f"{stem}.csv"))
         ledger = json.loads(z.read(f"{stem}.ledger.json"))
         report = z.read(f"{stem}.report.html").decode("utf-8")
+    assert release.zip_name == f"{stem}.zip"  # one ".release", not "-release.release.zip"
     ds = at.session_state["dataset"]
     assert list(data.columns) == list(ds.df.columns) and len(data) == 120
     assert ledger["method"] == "independent" and ledger["epsilon_total"] == 2.0 and ledger["seed"] is None
-    assert ds.fingerprint in report and "Independent noisy marginals" in report
+    # The session's total spend travels with the release: 1 + 2 + 2 + 2 + 2.
+    assert ledger["session"]["dp_syntheses_on_this_data"] == 5 and ledger["session"]["epsilon_spent_in_all"] == 9
+    # The public report names the method and the spend, but no fingerprint of the confidential data.
+    assert ds.fingerprint not in report and ds.fingerprint[:12] not in report and "SHA-256" not in report
+    assert "Independent noisy marginals" in report
     assert "spending ε = 9 in all" in report and "plotly" in report.lower()
+    # The internal report is a separate file, marked confidential, with the fingerprint and the risk measures.
+    internal = release.internal().decode("utf-8")
+    assert release.internal_name == "penguins-independent-eps2-internal-report-CONFIDENTIAL.html"
+    assert release.internal_name not in names
+    assert ds.fingerprint in internal and internal.count("CONFIDENTIAL") >= 5
+    assert "Disclosure risk" in internal and "Median DCR" in internal and "Exact copies" in internal
+    # Done at these settings: the button waits for a change; a change enables it again.
+    assert at.button(key="run_release").disabled
+    at.number_input(key="eps_input").set_value(1.0).run()
+    assert not at.button(key="run_release").disabled
 
 
 def test_session_total_and_statement_count_only_this_dataset():
@@ -72,13 +87,16 @@ def test_session_total_and_statement_count_only_this_dataset():
     assert release_statement(ledger, [], "a") == "S."
 
 
-def test_report_escapes_user_text():
+def test_reports_escape_user_text():
     df = pd.DataFrame({"<script>alert(1)</script>": ["<b>x</b>", "y"] * 20, "v": range(40)})
     result = core.synthesize(df, "bootstrap", seed=1)
-    html_text = report_html(dataset_name="<img src=x>.csv", fingerprint="f" * 64, schema=result.schema,
-                            synthesis=result, statement="ok", sections=[])
-    assert "<script>alert(1)</script>" not in html_text and "<img src=x>" not in html_text
-    assert "&lt;img src=x&gt;.csv" in html_text
+    for html_text in (
+        public_report_html(dataset_name="<img src=x>.csv", synthesis=result, statement="ok", session=(0, 0.0)),
+        internal_report_html(dataset_name="<img src=x>.csv", fingerprint="f" * 64, synthesis=result,
+                             statement="ok", sections=[], session=(0, 0.0)),
+    ):
+        assert "<script>alert(1)</script>" not in html_text and "<img src=x>" not in html_text
+        assert "&lt;img src=x&gt;.csv" in html_text
 
 
 def test_a_shared_link_restores_the_settings_on_the_same_dataset():
@@ -94,9 +112,10 @@ def test_a_shared_link_restores_the_settings_on_the_same_dataset():
 def test_a_link_for_an_uploaded_file_waits_for_that_file():
     df = pd.DataFrame({"g": list("abcab") * 8, "v": range(40)})
     payload = core.to_csv_bytes(df)
-    token = core.fingerprint(core.load_csv(io.BytesIO(payload)))[:16]
+    # The token is the keyed hash this server process gives the file (AppTest runs in this process).
+    token = core.share.dataset_token("upload", "mine.csv", core.fingerprint(core.load_csv(io.BytesIO(payload))))
     at = AppTest.from_file(APP, default_timeout=120)
-    for k, v in {"data": f"sha:{token}", "method": "bootstrap", "seed": "5"}.items():
+    for k, v in {"data": token, "method": "bootstrap", "seed": "5"}.items():
         at.query_params[k] = v
     at.run()
     assert at.session_state["dataset"].name == "penguins"  # the data never travels in the link

@@ -236,7 +236,8 @@ def test_schema_table_round_trip(source):
     assert back == schema
 
 
-def test_editing_a_bound_makes_the_column_public():
+def test_editing_a_bound_declares_that_bound_only():
+    # Public means declared, value by value: typing a lower bound declares it, and nothing else of the row.
     df = pd.read_csv(DATA / "penguins.csv")
     schema = infer_schema(df)
     table = schema_table(schema)
@@ -245,9 +246,18 @@ def test_editing_a_bound_makes_the_column_public():
     edited = schema_from_table(table, schema)
     col = edited["bill_length_mm"]
     assert col.bounds == (30.0, df["bill_length_mm"].max())
-    assert col.derived is False and col.reason == "declared on the Data page"
-    assert edited.derived_columns == [c for c in schema.used if c != "bill_length_mm"]
-    # a row left as it was keeps its (unticked) public flag
+    # The untouched upper bound is still the data's maximum, so the column stays read off the data.
+    assert col.derived is True
+    assert col.declared_fields == {"lower"}
+    assert col.derived_fields == {"kind", "upper", "integer", "nullable", "decimals"}
+    assert edited.derived_columns == schema.used
+    note = schema_table(edited).set_index("column").loc["bill_length_mm"]
+    assert note["read off the data"] == "kind, upper, integer, nullable, decimals" and not note["public"]
+    # The public view names the declared bound and withholds the data's maximum.
+    public = edited.to_public_dict()["bill_length_mm"]
+    assert public == {"lower": 30.0, "withheld": ["kind", "upper", "integer", "nullable", "decimals"]}
+    assert str(df["bill_length_mm"].max()) not in json.dumps(public)
+    # a row left as it was keeps its provenance
     assert edited["bill_depth_mm"] == schema["bill_depth_mm"]
 
 
@@ -258,10 +268,94 @@ def test_ticking_public_and_editing_categories():
     table.loc[table["column"] == "year", "public"] = True
     table.loc[table["column"] == "species", "categories"] = "Adelie, Chinstrap, Gentoo, Emperor"
     edited = schema_from_table(table, schema, keys=["species", "nope"], sensitive="body_mass_g")
+    # Ticking "public" declares every value of the row as shown.
     assert not edited["year"].derived and edited["year"].categories == (2007, 2008, 2009)
+    assert edited["year"].reason == "declared on the Data page"
     assert edited["species"].categories == ("Adelie", "Chinstrap", "Gentoo", "Emperor")
-    assert not edited["species"].derived
+    # The typed list is declared; the kind and the nullable flag were read off the data and still are.
+    assert edited["species"].declared_fields == {"categories"}
+    assert edited["species"].derived_fields == {"kind", "nullable"}
     assert edited.keys == ("species",) and edited.sensitive == "body_mass_g"
+    # Unticking a public row marks its values as read off the data again.
+    table = schema_table(edited)
+    table.loc[table["column"] == "year", "public"] = False
+    again = schema_from_table(table, edited)
+    assert again["year"].derived_fields == {"kind", "categories", "nullable"}
+
+
+def test_inferred_flags_are_read_off_the_data_and_declared_one_by_one():
+    whole = [float(v) for v in range(0, 120, 3)] * 2  # 40 distinct whole numbers: numeric, integer
+    df = pd.DataFrame({"n": whole[:-1] + [None], "x": [0.25 * v for v in range(1, 81)]})
+    schema = infer_schema(df)
+    assert schema["n"].nullable and schema["n"].integer and "nullable" in schema["n"].derived_fields
+    assert schema["n"].decimals is None  # whole numbers: the integer flag, no precision
+    assert schema["x"].decimals == 2 and "decimals" in schema["x"].derived_fields  # 0.25 steps: 2 decimals
+    table = schema_table(schema)
+    table.loc[table["column"] == "n", "nullable"] = False  # an act on the flag: declared, as typed
+    table.loc[table["column"] == "x", "decimals"] = 1
+    edited = schema_from_table(table, schema)
+    assert edited["n"].nullable is False and edited["n"].declared_fields == {"nullable"}
+    assert edited["x"].decimals == 1 and edited["x"].declared_fields == {"decimals"}
+    table.loc[table["column"] == "x", "decimals"] = 2.5
+    with pytest.raises(ValueError, match="'x': decimals must be a whole number"):
+        schema_from_table(table, schema)
+
+
+def test_changing_the_kind_asks_for_the_new_domain():
+    df = pd.DataFrame({"g": list("abcab") * 8})
+    schema = infer_schema(df)
+    table = schema_table(schema)
+    table.loc[0, ["kind", "lower", "upper"]] = ["numeric", 0.0, 9.0]
+    edited = schema_from_table(table, schema)["g"]
+    # Kind and bounds typed: declared. The integer/nullable flags carried over were read off the data.
+    assert edited.kind == "numeric" and edited.bounds == (0.0, 9.0)
+    assert edited.declared_fields == {"kind", "lower", "upper"} and edited.derived_fields == {"integer", "nullable"}
+    table.loc[0, "kind"] = "excluded"
+    excluded = schema_from_table(table, schema)["g"]
+    assert excluded.kind == "excluded" and not excluded.derived
+
+
+def test_bulk_declarations_cover_their_fields_only():
+    df = pd.read_csv(DATA / "penguins.csv")
+    schema = infer_schema(df)
+    cats = schema.declare({"kind", "categories"}, kinds=["categorical"])
+    for name, col in cats.columns.items():
+        if col.kind == "categorical":
+            assert col.declared_fields == {"kind", "categories"}  # nullable still read off the data
+        else:
+            assert col == schema[name]
+    bounds = cats.declare({"kind", "lower", "upper"}, kinds=["numeric"])
+    assert all({"lower", "upper"} <= c.declared_fields for c in bounds.columns.values() if c.kind == "numeric")
+    assert bounds.undeclared_columns == list(schema.columns)
+    everything = bounds.declare({"kind", "integer", "nullable", "decimals"})
+    assert everything.undeclared_columns == [] and everything.is_public
+    assert all(c.reason == "declared on the Data page" for c in everything.columns.values())
+
+
+def test_schema_json_round_trip_keeps_field_provenance():
+    df = pd.read_csv(DATA / "penguins.csv")
+    schema = infer_schema(df).declare({"lower"}, kinds=["numeric"])
+    text = json.dumps(schema.to_dict(), default=str)
+    back = Schema.from_dict(json.loads(text))
+    assert back == schema
+    assert json.loads(text)["bill_length_mm"]["derived"] == ["decimals", "integer", "kind", "nullable", "upper"]
+    with pytest.raises(ValueError, match="derived must be"):
+        Schema.from_dict({"a": {"kind": "numeric", "bounds": [0, 1], "derived": "yes"}})
+    with pytest.raises(ValueError, match="unknown field"):
+        Schema.from_dict({"a": {"kind": "numeric", "bounds": [0, 1], "derived": ["lowr"]}})
+
+
+def test_public_view_has_no_count_reason_or_value_read_off_the_data():
+    df = pd.read_csv(DATA / "penguins.csv")
+    declared = merge_declared(infer_schema(df), load_bundled("penguins")[1])
+    public = declared.to_public_dict()
+    assert public["bill_length_mm"] == {"kind": "numeric", "bounds": [30.0, 60.0], "integer": False,
+                                        "nullable": True}
+    assert public["species"] == {"kind": "categorical", "categories": ["Adelie", "Chinstrap", "Gentoo"],
+                                 "nullable": False}
+    assert all("n_missing" not in c and "reason" not in c for c in public.values())
+    inferred = infer_schema(df).to_public_dict()
+    assert inferred["body_mass_g"] == {"withheld": ["kind", "lower", "upper", "integer", "nullable"]}
 
 
 @pytest.mark.parametrize("lower, upper, words", [
@@ -278,3 +372,11 @@ def test_bad_bounds_in_the_table_name_the_column(lower, upper, words):
     with pytest.raises(ValueError, match="'bill_length_mm'") as info:
         schema_from_table(table, schema)
     assert words in str(info.value)
+
+
+@pytest.mark.parametrize("values, decimals", [
+    ([0.5, 1.25, 3.0], 2), ([1.1, 2.2, 1e6 + 0.3], 1), ([1 / 3, 0.5], None), ([12.5, 7.5, 1.0], 1),
+])
+def test_inferred_precision_is_the_fewest_decimals_that_write_every_value(values, decimals):
+    col = _col(values * 10 + [v + 100 for v in values] * 10)
+    assert col.kind == "numeric" and col.decimals == decimals

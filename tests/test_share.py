@@ -1,6 +1,10 @@
 """Shareable links: the configuration round-trips through query parameters; bad values are dropped."""
 
+import hashlib
+import hmac
+
 import dpsynth_core as core
+from dpsynth_core import share
 from dpsynth_core.share import config_params, dataset_token, parse_config_params
 
 CFG = {"method": "independent", "epsilon": 0.5, "delta": 0.0, "seed": 42, "n": 300, "columns": None,
@@ -24,8 +28,20 @@ def test_bad_values_are_dropped_with_a_note():
     assert len(notes) == 4 and all(n.startswith("ignored ") for n in notes)
 
 
-def test_dataset_token_names_bundled_data_or_a_fingerprint_prefix():
+def test_dataset_token_names_bundled_data_or_a_keyed_hash_never_the_data_hash():
     df, _ = core.load_bundled("penguins")
     fp = core.fingerprint(df)
     assert dataset_token("bundled", "penguins", fp) == "bundled:penguins"
-    assert dataset_token("upload", "x.csv", fp) == "sha:" + fp[:16]
+    token = dataset_token("upload", "x.csv", fp)
+    # HMAC-SHA-256 under the server's secret, computed independently with hashlib/hmac.
+    expected = hmac.new(share._LINK_SECRET, fp.encode(), hashlib.sha256).hexdigest()[:16]
+    assert token == "upload:" + expected
+    # No piece of the data's SHA-256 (nor of a plain SHA-256 of it) appears in the link.
+    tag = token.split(":", 1)[1]
+    assert tag not in fp and fp[:8] not in token and hashlib.sha256(fp.encode()).hexdigest()[:8] not in token
+    # Same data, same token within the process; other data, another token.
+    assert dataset_token("upload", "y.csv", fp) == token
+    assert dataset_token("upload", "x.csv", core.fingerprint(df.iloc[1:])) != token
+    # The link built from it carries no fingerprint either.
+    params = config_params(CFG, dataset=token)
+    assert not any(fp[:6] in v for v in params.values())

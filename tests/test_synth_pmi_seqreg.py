@@ -109,7 +109,8 @@ def test_moment_sensitivities_by_hand_and_by_brute_force():
 
 def test_epsilon_split_and_noise_scales_in_the_ledger(penguins):
     df, schema = penguins
-    led = synthesize(df, "dp_seqreg", epsilon=2.0, schema=schema, n=344, seed=0).ledger
+    # Every previous column as a predictor (max_predictors=None; the default caps them at 3, below).
+    led = synthesize(df, "dp_seqreg", epsilon=2.0, schema=schema, n=344, seed=0, max_predictors=None).ledger
     steps = led["steps"]
     # 8 columns, n declared: ε/8 = 0.25 each, summing to 2.
     assert [s["epsilon"] for s in steps] == pytest.approx([0.25] * 8)
@@ -127,6 +128,11 @@ def test_epsilon_split_and_noise_scales_in_the_ledger(penguins):
     # Undeclared n: 5% of ε for the count, the rest split: (2 − 0.1)/8 = 0.2375.
     led2 = synthesize(df, "dp_seqreg", epsilon=2.0, schema=schema, seed=0).ledger
     assert [s["epsilon"] for s in led2["steps"]] == pytest.approx([0.1] + [0.2375] * 8)
+    # Default: at most 3 predictors per regression, the chain's first column and the 2 nearest before
+    # the target, so Δ stops at q = 4 → 15: body_mass_g ~ species, bill_depth_mm, flipper_length_mm.
+    capped = led2["steps"][1:]
+    assert [s["sensitivity"] for s in capped] == [1.0, 1.0, 10.0, 15.0, 15.0, 15.0, 1.0, 1.0]
+    assert capped[5]["target"].startswith("body_mass_g ~ species, bill_depth_mm, flipper_length_mm:")
 
 
 def test_noise_scales_actually_drawn(penguins):
@@ -240,7 +246,8 @@ def test_dp_seqreg_noisy_coefficients_equal_least_squares_when_epsilon_is_huge(p
 @pytest.mark.parametrize("method", ["dp_seqreg", "parametric"])
 def test_regressions_on_the_synthetic_data_match_the_real_ones(method, penguins):
     df, schema = penguins
-    out = synthesize(df, method, epsilon=1e6, schema=schema, n=20_000, seed=11).data
+    every = {"max_predictors": None} if method == "dp_seqreg" else {}  # body mass on every earlier column
+    out = synthesize(df, method, epsilon=1e6, schema=schema, n=20_000, seed=11, **every).data
     num, cat = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm"], ["species", "island"]
     real, real_se, _ = _ols(df, schema, "body_mass_g", num, cat)
     syn, syn_se, _ = _ols(out, schema, "body_mass_g", num, cat)

@@ -64,6 +64,18 @@ class Step:
         return out
 
 
+@dataclass(frozen=True)
+class Forecast:
+    """What a DP method is likely to keep, said before any run from public facts only.
+
+    ``level``: "good", "fair", "poor" (expect near-uniform or noise-dominated
+    output) or "unknown" (a fact it needs, such as n, is not declared).
+    """
+
+    sentence: str
+    level: str
+
+
 class Synthesizer:
     """Base class: subclasses set the class attributes and the two phases."""
 
@@ -84,6 +96,11 @@ class Synthesizer:
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
         return []
+
+    def forecast(self, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast | None:
+        """Utility forecast at TOTAL budget ``epsilon`` from the schema, ε, n (None: not declared) and
+        the options alone: it never sees the data. None: no forecast of its own."""
+        return None
 
     def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
         """One sentence saying why this method cannot handle the data, or None.
@@ -119,12 +136,34 @@ OPTION_HELP = {
     "max_iter": "Iterations of each logistic-regression fit.",
     "C": "Inverse strength of the logistic regressions' L2 penalty.",
     "order": "Order in which columns are synthesized (each regressed on those before it).",
+    "log_scale": "Model numeric columns whose public bounds are positive and span a factor ≥ 10 (prices) on "
+                 "the log scale.",
+    "max_predictors": "Most earlier columns a numeric column is regressed on (the first and the nearest).",
+    "numeric_weight": "Shares of ε each numeric regression gets, against one for every other column.",
+    "chains": ("Gibbs chains run side by side (default: one per 200 records): each record is swept from the "
+               "previous synthetic record of its chain, the first from a uniform seed. Set it to the number of "
+               "rows for one uniform seed "
+               "per record, as in the paper (loses the marginals: one sweep from a uniform seed mostly sees "
+               "keys the data never showed)."),
 }
 
 
+#: Order of the method picker and the R-U map's choices (issue 18): the marginal-based methods
+#: first, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
+#: then the non-DP references. Names not registered are skipped; methods not listed follow the listed
+#: ones of their kind (DP or not) in registration order.
+METHOD_ORDER = ("mst", "privbayes", "aim", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
+                "cart", "parametric", "bootstrap")
+
+
 def register(cls: type[Synthesizer]) -> type[Synthesizer]:
-    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`."""
+    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`, kept in :data:`METHOD_ORDER`."""
     SYNTHESIZERS[cls.name] = cls()
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    ordered = sorted(SYNTHESIZERS, key=lambda m: (not SYNTHESIZERS[m].is_dp, rank.get(m, len(rank))))
+    items = [(m, SYNTHESIZERS[m]) for m in ordered]
+    SYNTHESIZERS.clear()
+    SYNTHESIZERS.update(items)
     return cls
 
 

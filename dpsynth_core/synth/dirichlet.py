@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .counting import counts
 from .encoding import Domain, column_domain, decode_column
@@ -102,6 +103,9 @@ class Dirichlet(Synthesizer):
                    "Only for small tables (few columns, coarse bins).")
     defaults = {"bins": constraints.DIRICHLET_DEFAULT_BINS}
     partitioned = True
+
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
+        return forecasting.dirichlet(schema, epsilon, n, bins=bins)
 
     def refuse(self, schema, columns, n, *, bins, **params):
         bins = check_bins(bins)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import constraints
 from ..mechanisms import geometric_noise
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .counting import marginals
 from .encoding import column_domain, decode_column
@@ -33,6 +34,9 @@ class Independent(Synthesizer):
                    "equally over columns). Keeps every marginal; loses all associations.")
     defaults = {"bins": constraints.DEFAULT_BINS}
     partitioned = True
+
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
+        return forecasting.independent(schema, epsilon, n, bins=bins)
 
     def measure(self, df, schema, columns, *, bins):
         # pandas or, partition by partition, Dask (see .counting)

@@ -3,10 +3,9 @@
 Every column is categorical here (numeric columns binned over their public
 bounds, missing as one more code; :mod:`encoding`). For each feature i a
 multinomial logistic regression of x_i on the other features (one-hot) is
-fitted once (*measure*). A synthetic record starts from a seed drawn
-uniformly over the public domain (never a real record) and is swept once,
-i = 1..M, drawing x_i from the fitted probabilities g given the record's
-current other values, perturbed to
+fitted once (*measure*). A synthetic record starts from a public seed
+(never a real record) and is swept once, i = 1..M, drawing x_i from the
+fitted probabilities g given the record's current other values, perturbed to
 
     g̃ = (g + α) / (1 + C_i α),   α = 1 / (exp(ε/M) − 1),
 
@@ -14,9 +13,13 @@ with C_i the number of codes of feature i. Every perturbed probability lies
 in [α/(1 + C_i α), (1 + α)/(1 + C_i α)] whatever the data, so for any two
 datasets the probability of each draw changes by at most a factor
 (1 + α)/α = exp(ε/M), and of the record's M draws by at most exp(ε): each
-synthetic record costs ε. Records are drawn independently from the same
-fitted models, so n_s records cost n_s·ε by sequential composition; the
-ledger shows one step per feature (ε/M per record, repeated n_s times).
+synthetic record costs ε, whatever its seed. Records are drawn in
+``chains`` Gibbs chains as in :mod:`.pegs`: the first record of a chain from
+a seed uniform over the public domain, every later one from the previous
+synthetic record of its chain (post-processing of a released record; one
+sweep from a uniform seed alone lost the marginals, issue 18). So n_s records
+cost n_s·ε by adaptive sequential composition; the ledger shows one step per
+feature (ε/M per record, repeated n_s times).
 
 Neighbouring datasets: add or remove one record (the bound above holds for
 any two datasets).
@@ -42,8 +45,10 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
+from . import forecasting
 from .base import Step, Synthesizer, register
 from .encoding import decode_column, encode
+from .pegs import _chain_note, run_chains
 from .regression_design import check_options
 
 DEFAULT_FIT_ROWS = 10_000
@@ -158,16 +163,21 @@ class PMI(Synthesizer):
     label = "Perturbed multiple imputation (PMI)"
     is_dp = True
     per_record = True
-    description = ("Each record starts from a random seed and is swept once, every column drawn from a "
-                   "logistic model of it given the others, with probabilities pulled toward uniform. "
-                   "ε is spent per synthetic record (Park & Ghosh).")
+    description = ("Each record is one sweep from a seed (the previous synthetic record of its chain, the "
+                   "first of a chain a uniform draw), every column drawn from a logistic model of it given "
+                   "the others, with probabilities pulled toward uniform. ε is spent per synthetic record "
+                   "(Park & Ghosh).")
     defaults = {"bins": constraints.DEFAULT_BINS, "fit_rows": DEFAULT_FIT_ROWS,
-                "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C}
+                "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C, "chains": None}
 
-    def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C):
-        return check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C)
+    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
+        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
 
-    def measure(self, df, schema, columns, *, bins, fit_rows, max_iter, C):
+    def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=None):
+        return check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C,
+                             **({} if chains is None else {"chains": chains}))
+
+    def measure(self, df, schema, columns, *, bins, fit_rows, max_iter, C, chains=None):
         codes, domains = encode(df, schema, columns, bins)
         codes = codes[(codes >= 0).all(axis=1)]  # a value outside the public domain drops its row
         if len(codes) > fit_rows:
@@ -184,20 +194,26 @@ class PMI(Synthesizer):
                 conditionals = [_fit_conditional(codes, sizes, i, max_iter=max_iter, C=C) for i in range(len(sizes))]
         return columns, domains, conditionals
 
-    def release(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C):
+    def release(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C,
+                chains=None):
         columns, domains, conditionals = measured
         sizes = [d.size for d in domains]
         m = len(columns)
         alpha = pmi_alpha(epsilon, m)
-        # Seed records: uniform over the public domain, never a real record.
-        x = np.column_stack([rng.integers(0, s, size=n) for s in sizes])
-        for i, cond in enumerate(conditionals):
-            x[:, i] = draw_codes(perturb(conditional_probabilities(cond, x, sizes), alpha), rng)
+
+        def sweep(x):
+            for i, cond in enumerate(conditionals):
+                x[:, i] = draw_codes(perturb(conditional_probabilities(cond, x, sizes), alpha), rng)
+            return x[:, None].copy()
+
+        # Seeds: the previous synthetic record of the chain, the first uniform; never a real record.
+        x = run_chains(sizes, n, chains, rng, sweep)[:n]
         values = {c: decode_column(x[:, j], d, rng) for j, (c, d) in enumerate(zip(columns, domains))}
         bound = f"e^(ε/M) = {math.exp(epsilon / m):.4g}" if epsilon / m < 700 else "e^(ε/M)"
         steps = [Step("perturbed conditional draw (PMI)", f"{c} given the other {m - 1} columns ({d.size} codes)",
                       epsilon / m, repeats=n,
                       detail=f"α = 1/(exp(ε/M) − 1) = {alpha:.4g} with M = {m}; every probability in "
-                             f"[α/(1 + Cα), (1 + α)/(1 + Cα)], ratio ≤ (1 + α)/α = {bound}; once per record")
+                             f"[α/(1 + Cα), (1 + α)/(1 + Cα)], ratio ≤ (1 + α)/α = {bound}; once per record; "
+                             f"{_chain_note(n, chains)}")
                  for c, d in zip(columns, domains)]
         return values, steps

@@ -20,7 +20,7 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     src = pd.read_csv(ROOT / "data" / "penguins.csv").sample(200, random_state=7)
     csv_path = tmp_path / "my penguins.csv"
     csv_path.write_bytes(core.to_csv_bytes(src))
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(csv_path))
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(csv_path))
     wait_idle(page)
     page.get_by_text("my penguins.csv: 200 rows, 8 columns").wait_for()
     page.get_by_text("read off the data").first.wait_for()  # uploaded bounds are not public
@@ -163,11 +163,21 @@ def test_sweep_pick_a_point_then_release_package(page):
     page.get_by_role("button", name="Run the release").click()
     wait_idle(page)
     assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3))  # the release, at ε = 3, counts
+    # Done at these settings: the button waits for a change.
+    assert page.get_by_role("button", name="Run the release").is_disabled()
     with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download release package").get_by_role("button").click()
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download the public release").get_by_role(
+            "button").click()
     shot(page, "release")
+    stem = "penguins-independent-eps3-release"
+    assert dl.value.suggested_filename == f"{stem}.zip"
+    with page.expect_download() as internal_dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download the internal report").get_by_role(
+            "button").click()
+    assert internal_dl.value.suggested_filename == "penguins-independent-eps3-internal-report-CONFIDENTIAL.html"
+    internal = Path(internal_dl.value.path()).read_text(encoding="utf-8")
+    assert internal.count("CONFIDENTIAL") >= 5 and "Disclosure risk" in internal
     with zipfile.ZipFile(dl.value.path()) as z:
-        stem = "penguins-independent-eps3-release"
         assert sorted(z.namelist()) == [f"{stem}.csv", f"{stem}.ledger.json", f"{stem}.report.html"]
         data = pd.read_csv(z.open(f"{stem}.csv"))
         ledger = json.loads(z.read(f"{stem}.ledger.json"))
@@ -177,6 +187,8 @@ def test_sweep_pick_a_point_then_release_package(page):
     assert ledger["is_dp"] is True and ledger["n_rows"] == len(data)
     # The sweep's syntheses and the release all count: the statement names the session's total.
     assert "DP synthesis(es) on the same data, spending ε =" in report
+    assert "CONFIDENTIAL" not in report and "SHA-256" not in report  # the public report: synthetic data only
+    assert ledger["session"]["epsilon_spent_in_all"] == pytest.approx(spent + 3)
 
 
 def test_a_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser, fresh_server):

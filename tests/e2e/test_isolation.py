@@ -23,7 +23,7 @@ def _session(browser, server, path, marker):
     page.set_default_timeout(30_000)
     page.goto(server)
     wait_idle(page)
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(path))
+    page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(path))
     wait_idle(page)
     page.get_by_text(f"{path.name}: 40 rows, 2 columns").wait_for()
     return ctx, page

@@ -1,0 +1,119 @@
+"""Data page: the schema is the user's work: declared value by value, kept, saved and loaded as JSON."""
+
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import dpsynth_core as core
+from tests.conftest import APP
+
+PEOPLE = pd.DataFrame({
+    "age": [23, 35, 41, 52, 67, 29, 33, 48, 71, 19, 25, 38] * 5,
+    "height": [1.62, 1.75, 1.81, 1.58, 1.69, 1.77, 1.7, 1.64, 1.83, 1.6, 1.72, 1.66] * 5,
+    "group": list("abcabcabcabc") * 5,
+})
+
+
+@pytest.fixture
+def at():
+    return AppTest.from_file(APP, default_timeout=60).run()
+
+
+def _upload(at, name="people.csv", df=PEOPLE):
+    at.file_uploader(key="uploader").set_value((name, core.to_csv_bytes(df), "text/csv")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at.session_state["dataset"]
+
+
+def _schema_upload(at, payload: bytes):
+    at.file_uploader(key="schema_uploader").set_value(("s.schema.json", payload, "application/json")).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_bulk_declarations_then_a_clear_confirmation(at):
+    ds = _upload(at)
+    assert ds.schema.undeclared_columns == ["age", "height", "group"]
+    assert any("3 of 3 column(s) still have values read off the data" in w.value for w in at.warning)
+    at.button(key="declare_categories").click().run()
+    schema = at.session_state["dataset"].schema
+    assert schema["group"].declared_fields == {"kind", "categories"}  # nullable still read off the data
+    assert schema["age"] == ds.schema["age"]  # numeric columns untouched
+    at.button(key="declare_bounds").click().run()
+    assert {"lower", "upper"} <= at.session_state["dataset"].schema["height"].declared_fields
+    assert at.button(key="declare_bounds").disabled  # nothing left for it to declare
+    assert not at.success
+    at.button(key="declare_flags").click().run()
+    schema = at.session_state["dataset"].schema
+    assert schema.undeclared_columns == []
+    assert any("Every column's domain is declared public" in s.value for s in at.success)
+    assert not [w for w in at.warning if "read off the data" in w.value]
+
+
+def test_the_same_file_uploaded_again_keeps_its_schema(at):
+    _upload(at)
+    at.button(key="declare_categories").click().run()
+    kept = at.session_state["dataset"].schema
+    _upload(at, "other.csv", PEOPLE.iloc[:30])  # other content: its own inferred schema
+    assert at.session_state["dataset"].schema.undeclared_columns == ["age", "height", "group"]
+    ds = _upload(at, "people-again.csv")  # same content, another name
+    assert ds.schema == kept and ds.schema["group"].declared_fields == {"kind", "categories"}
+
+
+def test_schema_json_round_trip_through_the_page(at):
+    _upload(at)
+    at.button(key="declare_bounds").click().run()
+    saved = at.session_state["dataset"].schema
+    payload = saved.to_json().encode("utf-8")
+    spec = json.loads(payload)
+    assert all("n_missing" not in c and "reason" not in c for c in spec.values())  # no data facts in the file
+    assert spec["height"]["bounds"] == [1.58, 1.83] and spec["height"]["derived"] == ["decimals", "integer",
+                                                                                       "nullable"]
+    # The same columns in another order of rows: other content, so a schema inferred afresh.
+    _upload(at, "people2.csv", PEOPLE.iloc[::-1].reset_index(drop=True))
+    fresh = at.session_state["dataset"].schema
+    assert fresh.undeclared_columns == ["age", "height", "group"]
+    _schema_upload(at, payload)
+    loaded = at.session_state["dataset"].schema
+    assert not at.error
+    for name in saved.columns:
+        assert loaded[name].derived_fields == saved[name].derived_fields
+        assert (loaded[name].bounds, loaded[name].categories) == (saved[name].bounds, saved[name].categories)
+
+
+def test_a_declared_schema_file_with_roles_makes_the_data_public(at):
+    _upload(at)
+    spec = {"age": {"kind": "numeric", "bounds": [0, 120], "integer": True, "key": True},
+            "height": {"kind": "numeric", "bounds": [0.5, 2.5], "decimals": 2, "sensitive": True},
+            "group": {"kind": "categorical", "categories": ["a", "b", "c", "d"]}}
+    _schema_upload(at, json.dumps(spec).encode())
+    schema = at.session_state["dataset"].schema
+    assert schema.undeclared_columns == [] and schema.keys == ("age",) and schema.sensitive == "height"
+    assert schema["height"].decimals == 2 and schema["group"].categories == ("a", "b", "c", "d")
+    assert any("Every column's domain is declared public" in s.value for s in at.success)
+    fp = at.session_state["dataset"].fingerprint[:12]
+    assert at.multiselect(key=f"keys_{fp}").value == ["age"]
+
+
+@pytest.mark.parametrize("payload, words", [
+    (b"{not json", "not valid JSON"),
+    (b'{"age": {"kind": "numeric"}}', "needs bounds"),
+    (b'{"weight": {"kind": "numeric", "bounds": [0, 1]}}', "column 'weight' that this data does not have"),
+])
+def test_a_bad_schema_file_says_why_and_keeps_the_schema(at, payload, words):
+    ds = _upload(at)
+    _schema_upload(at, payload)
+    assert len(at.error) == 1 and words in at.error[0].value.replace("\\", "")
+    assert at.session_state["dataset"].schema == ds.schema
+
+
+def test_the_link_names_an_upload_by_a_keyed_hash_never_its_fingerprint(at):
+    ds = _upload(at)
+    at.switch_page("pages/synthesize.py").run()
+    token = at.query_params["data"]
+    token = token[0] if isinstance(token, list) else token
+    assert token == core.share.dataset_token("upload", ds.name, ds.fingerprint) and token.startswith("upload:")
+    link = "&".join(f"{k}={v}" for k, v in at.query_params.items())
+    for k in range(0, 64 - 8 + 1, 8):
+        assert ds.fingerprint[k:k + 8] not in link
