@@ -359,6 +359,10 @@ class DPSequentialRegression(Synthesizer):
     # -- measure: exact statistics, cached ---------------------------------------
     def measure(self, df, schema, columns, *, bins, cat_bins, max_cells, order=None, log_scale=True,
                 max_predictors=None, numeric_weight=1.0):
+        if is_dask(df):  # every statistic is a sum over records: measure each partition, add (see .counting)
+            return partition_sum(df, lambda part: self.measure(
+                part, schema, columns, bins=bins, cat_bins=cat_bins, max_cells=max_cells, order=order,
+                log_scale=log_scale, max_predictors=max_predictors, numeric_weight=numeric_weight), add=_add_measured)
         logged = log_columns(schema, columns) if log_scale else []
         originals = {c: schema[c] for c in logged}
         if logged:  # model these columns on the log scale (public bounds transformed too)
