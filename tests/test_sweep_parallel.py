@@ -1,7 +1,9 @@
 """The R-U sweep in parallel: serial, local processes and a Dask cluster give one table."""
 
 import os
+import sys
 import threading
+import types
 
 import joblib
 import pandas as pd
@@ -54,8 +56,10 @@ def test_local_processes_give_the_serial_table(penguins, serial):
 
 
 @pytest.mark.parametrize("processes", [False, True])
-def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes):
+def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monkeypatch):
     distributed = pytest.importorskip("dask.distributed")
+    # AppTest leaves the app script as __main__, and a spawned worker process would run it again on start.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"), distributed.get_task_stream() as stream:
