@@ -18,26 +18,31 @@ pages = [
 ]
 page = st.navigation(pages)
 
-with st.sidebar:
-    # The mode lives under its own key: a widget's key is dropped on runs that don't draw it.
-    modes = ["teaching", "release"]
-    st.radio("Mode", modes, index=modes.index(app_state.start_value("mode_choice", st.session_state["mode"])),
-             key="mode_choice", horizontal=True,
-             on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
-             help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "
-                  "synthesis once, with a fresh seed, and download the release package.")
-    ds = app_state.dataset()
-    st.caption("Dataset")
-    st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
-    if not ds.schema.is_public:
-        st.caption("Some bounds or categories are read off the data: no synthesis of it is DP.")
-    # Slots: the Synthesize page reruns on its own when a setting changes and rewrites them.
-    st.caption("Synthesis")
-    st.session_state["settings_slot"] = st.empty()
-    st.caption("This session's use of the data")
-    st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page logs a synthesis
-app_state.show_settings()
-app_state.show_spending()
+learning = page.title == "Learn"  # Learn never reads the session's data: no dataset, settings or link of them
+if learning:
+    st.session_state["settings_slot"] = st.session_state["spending_slot"] = None
+else:
+    with st.sidebar:
+        # The mode lives under its own key: a widget's key is dropped on runs that don't draw it.
+        modes = ["teaching", "release"]
+        st.radio("Mode", modes, index=modes.index(app_state.start_value("mode_choice", st.session_state["mode"])),
+                 key="mode_choice", horizontal=True,
+                 on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
+                 help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "
+                      "synthesis once, with a fresh seed, and download the release package.")
+        ds = app_state.dataset()
+        st.caption("Dataset")
+        st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
+        if not ds.schema.is_public:
+            st.caption("Some bounds or categories are read off the data: no synthesis of it is DP.")
+        # Slots: the Synthesize page reruns on its own when a setting changes and rewrites them.
+        st.caption("Synthesis")
+        st.session_state["settings_slot"] = st.empty()
+        st.caption("This session's use of the data")
+        st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page logs a synthesis
+if not learning:
+    app_state.show_settings()
+    app_state.show_spending()
 
 for note in st.session_state.pop("link_notes", []):
     st.info(plain(note[0].upper() + note[1:] + "."))
@@ -45,5 +50,6 @@ if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn ne
     st.info("**Teaching mode — exploration, not a release.** Results here are computed on the confidential "
             "data; choosing ε by looking at them is itself a use of the data that no DP guarantee covers. "
             "Switch to release mode in the sidebar for the final synthesis.")
-app_state.write_link()
-page.run()
+if not learning:  # Learn writes its own demo's state in the address bar
+    app_state.write_link()
+app_state.run_page(page)  # inside a net: one sentence, never a traceback (or data) on the page or in the log

@@ -1,27 +1,109 @@
 """Session state and cached core calls shared by the pages.
 
 Everything here is glue: numbers come from ``dpsynth_core``. Cached calls
-are keyed by the dataset's full content hash (``fingerprint``), never by the
-session, so a cache entry can only be reached by someone holding the same
-data. The DataFrame itself is passed as an unhashed ``_df`` argument because
-Streamlit hashes only a sample of the rows of a large frame.
+(``session_cache``) keep their results in the session's own state, so they
+are never shared between sessions and die with the session (a process-wide
+st.cache_data kept each closed session's uploads, syntheses and measures).
+They are keyed by the dataset's full content hash (``fingerprint``) and the
+settings; the DataFrame itself is passed as an unkeyed ``_df`` argument.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import functools
+import inspect
 import runpy
 import threading
+import traceback
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import dpsynth_core as core
+
+
+def keep_uploads_in_memory() -> None:
+    """Make Streamlit's upload handling keep every upload in memory, never in a temporary file.
+
+    Streamlit's server (Starlette) parses an upload with a SpooledTemporaryFile that moves to a file in
+    the system's temporary directory once a part passes 1 MB (starlette.formparsers.MultiPartParser
+    .spool_max_size): a 49 MB upload was a 49 MB deleted file in /tmp while it was parsed. Raised above
+    the largest body Streamlit's server accepts (server.maxUploadSize MiB plus its 1 MiB margin for the
+    multipart framing; it refuses larger bodies while they stream), the spool never leaves memory.
+    tests/e2e/test_upload_privacy.py watches the server's open files during a 7 MB upload.
+    """
+    from starlette.formparsers import MultiPartParser
+
+    MultiPartParser.spool_max_size = (core.constraints.MAX_UPLOAD_MB + 2) * 2**20
+
+
+keep_uploads_in_memory()  # once per server process, before any upload (a session runs app.py first)
+
+
+def return_freed_memory() -> None:
+    """Let the memory of a closed session's tables go back to the system, not stay in the allocators.
+
+    A session's frames die with it (``session_cache``), but the server's resident memory did not fall:
+    Arrow's default pool (mimalloc, which holds pandas' text columns) keeps freed memory for reuse, and
+    glibc's malloc raises its mmap threshold after large frees, so later large arrays come from heaps it
+    never shrinks. Arrow is pointed at the system allocator and glibc's threshold is fixed at 4 MiB, so
+    every large buffer is a mapping of its own, unmapped when freed (bench/bench_large.py measures it).
+    """
+    import ctypes
+
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, 4 * 2**20)  # M_MMAP_THRESHOLD (fixed, not adjusted upwards)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator's own policy applies
+
+
+return_freed_memory()
+
+
+class _SessionEnd:
+    """Kept in each session's state; when Streamlit drops the session, its finaliser cleans up after it.
+
+    Streamlit offers no hook for a session's end. A closed session is dropped once its reconnect time
+    has passed (server.disconnectedSessionTTL, 120 s by default, at the next session stored), and with it
+    its state, but without being shut down: its uploads stayed in Streamlit's upload store for the
+    server's life (each 49 MB upload). The finaliser removes them; and as glibc keeps the freed small
+    blocks of each script thread's arena until asked, a second later the heaps are trimmed.
+    """
+
+    def __init__(self):
+        ctx = get_script_run_ctx()
+        session_id, uploads = (ctx.session_id, ctx.uploaded_file_mgr) if ctx is not None else (None, None)
+        weakref.finalize(self, _session_ended, session_id, uploads)
+
+
+def _session_ended(session_id, uploads) -> None:
+    if uploads is not None:
+        uploads.remove_session_files(session_id)
+    timer = threading.Timer(1.0, _malloc_trim)  # after the rest of the session's state is freed
+    timer.daemon = True
+    timer.start()
+
+
+def _malloc_trim() -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 @dataclass(frozen=True)
@@ -48,7 +130,48 @@ class SynthConfig:
     params: tuple = ()  # method options changed from their defaults, as sorted (name, value) pairs
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+def _session_store(name: str) -> OrderedDict:
+    """A cache that lives in the session's state: gone when the session ends."""
+    return st.session_state.setdefault("_cache", {}).setdefault(name, OrderedDict())
+
+
+def session_cache(spinner: str | None = None, max_entries: int = 8):
+    """Cache a function's results in the session's state, like st.cache_data without sharing.
+
+    Arguments whose names start with "_" are not part of the key (the data, passed beside its hash).
+    A session's entries are released with the session; the core's measurements made inside are kept
+    in the session too (``dpsynth_core.synth.base.measure_cache``).
+    """
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def cached(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = repr([(k, v) for k, v in bound.arguments.items() if not k.startswith("_")])
+            store = _session_store(fn.__qualname__)
+            if key in store:
+                store.move_to_end(key)
+                return store[key]
+            with st.spinner(spinner) if spinner else nullcontext(), measures_in_session():
+                value = fn(*args, **kwargs)
+            store[key] = value
+            while len(store) > max_entries:
+                store.popitem(last=False)
+            return value
+
+        return cached
+
+    return wrap
+
+
+def measures_in_session():
+    """The core's measurement cache for the calls made inside: the session's own."""
+    return core.synth.base.measure_cache(_session_store("measure"))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)  # public bundled data only: shared across sessions
 def bundled(name: str):
     return core.load_bundled(name)
 
@@ -56,6 +179,7 @@ def bundled(name: str):
 def init_session() -> None:
     """Open on the penguins with nothing uploaded, or on what a shared link asks for."""
     ss = st.session_state
+    ss.setdefault("_session_end", _SessionEnd())
     if "dataset" not in ss:
         set_bundled("penguins")
         _read_link()
@@ -68,15 +192,35 @@ def start_page() -> None:
     """Run the app's entry point first if Streamlit has run this page file on its own.
 
     Until some session of a freshly started server has run app.py, which declares the navigation,
-    Streamlit treats the pages/ folder as its older kind of multipage app and runs the page file an
-    address names (a shared link to /synthesize, say) by itself, without the session set-up or the
-    sidebar. The entry point then runs here, declares the navigation and runs this page properly, and
-    the stray run stops.
+    Streamlit (and AppTest's ``switch_page``) treats the pages/ folder as its older kind of multipage
+    app and runs the page file an address names (a shared link to /synthesize, say) by itself, without
+    the session set-up, the sidebar or app.py's net for errors. The entry point then runs here, declares
+    the navigation and runs this page properly, and the stray run stops.
     """
-    if "dataset" in st.session_state:  # app.py sets the session up before it runs any page
+    if getattr(_APP_RUN, "active", False):  # app.py is running this page, inside its net for errors
         return
     runpy.run_path(str(Path(__file__).with_name("app.py")), run_name="__main__")
     st.stop()
+
+
+_APP_RUN = threading.local()  # each session's script runs in its own thread
+
+
+def run_page(page) -> None:
+    """Run the chosen page; an error it did not catch becomes one sentence, never a traceback.
+
+    The core's refusals show their own sentence, anything else the generic one (the library's message
+    could quote the data, so it is neither shown nor logged). The session's state is left as it was.
+    """
+    _APP_RUN.active = True
+    try:
+        page.run()
+    except (core.DataError, core.MethodRefused) as err:
+        show_error(str(err))
+    except Exception as err:  # noqa: BLE001 - the last net
+        show_unexpected(err)
+    finally:
+        _APP_RUN.active = False
 
 
 def start_value(key: str, fallback):
@@ -186,7 +330,7 @@ def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
     return core.rumap.split_holdout(dataset().df, config().holdout, seed=split_seed())
 
 
-@st.cache_data(show_spinner="Synthesizing…", max_entries=64)
+@session_cache("Synthesizing…", max_entries=4)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, method: str, epsilon: float,
                delta: float, seed: int, n: int | None, columns: tuple | None, holdout: float,
                implicates: int, params: tuple) -> core.Synthesis:
@@ -259,11 +403,10 @@ def synthesis_or_stop() -> core.Synthesis:
                     "on the confidential data until then.")
             st.stop()
         return release.synthesis
-    try:
-        return current_synthesis()
-    except (core.DataError, core.MethodRefused, ValueError) as err:
-        show_error(str(err))
+    result = guard(current_synthesis)
+    if result is None:
         st.stop()
+    return result
 
 
 def show_statement(ledger: dict, statement: str | None = None) -> None:
@@ -288,7 +431,7 @@ def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
         b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
         c.metric("δ", f"{ledger['delta']:g}")
     if ledger["steps"]:
-        st.dataframe(core.ledger_steps_table(ledger), hide_index=True)
+        st.dataframe(core.ledger_steps_table(ledger), hide_index=True, placeholder="")  # no "None" cells
     st.caption(
         f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
         f"({ledger['public']['row_count']['source']})."
@@ -332,11 +475,17 @@ def run_release() -> None:
     st.session_state.pop("release_error", None)
     train, held = split()
     try:
-        result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema,
-                                 n=cfg.n, seed=None, columns=list(cfg.columns) if cfg.columns is not None else None,
-                                 implicates=cfg.implicates, **dict(cfg.params))
-    except (core.DataError, core.MethodRefused, ValueError) as err:
+        with measures_in_session():
+            result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=ds.schema,
+                                     n=cfg.n, seed=None,
+                                     columns=list(cfg.columns) if cfg.columns is not None else None,
+                                     implicates=cfg.implicates, **dict(cfg.params))
+    except (core.DataError, core.MethodRefused) as err:
         st.session_state["release_error"] = str(err)
+        return
+    except Exception as err:  # noqa: BLE001 - a library's message is not the app's sentence (and may quote data)
+        log_unexpected(err)
+        st.session_state["release_error"] = GENERIC_ERROR
         return
     log_run(result.ledger, purpose="release")
     log = list(st.session_state["session_log"])
@@ -370,17 +519,69 @@ def synth_key() -> str:
     return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&=])")
+# Streamlit turns :name: into an emoji and :material/name: into an icon before any Markdown escape is
+# read, so a backslash cannot stop them; a word joiner (U+2060, invisible) after the colon does.
+_SHORTCODE = re.compile(r":(?=[\w+-])")
+WORD_JOINER = "\u2060"
 
 
 def plain(text: object) -> str:
-    """User text made inert for Streamlit's markdown: no links, images, HTML or formatting."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    """User text made inert for Streamlit's markdown: no links, images, HTML, formatting, headings
+    (``x`` over ``===``), emoji or icon shortcodes (``:material/home:``)."""
+    return _SHORTCODE.sub(":" + WORD_JOINER, _MD_SPECIAL.sub(r"\\\1", str(text)))
+
+
+def displayable(df: pd.DataFrame) -> pd.DataFrame:
+    """A frame the browser's table can show: values Arrow has no type for (integers of 2⁶⁴ and up in a
+    text column, mixed objects) are shown as their text; missing values stay missing."""
+    out = df.copy()
+    for col in out.columns[out.dtypes == object]:
+        out[col] = out[col].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
+    return out
 
 
 def show_error(message: str) -> None:
     """One sentence for the user, with any user text in it made inert."""
     st.error(plain(message), icon="⚠️")
+
+
+GENERIC_ERROR = ("This could not be computed for this dataset and these settings; try other settings or "
+                 "columns, or another file. Nothing else in the session has changed.")
+_LOG = logging.getLogger("dpsynth")
+
+
+def log_unexpected(err: BaseException) -> None:
+    """Log where an unexpected error happened: its type and the code lines, never its message.
+
+    A library's message can quote the data (a column name, its confidential minimum), and the server's
+    log must hold nothing of it.
+    """
+    frames = traceback.extract_tb(err.__traceback__)[-8:]
+    where = " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(frames))
+    _LOG.error("unexpected %s at %s", type(err).__name__, where)
+
+
+def show_unexpected(err: BaseException) -> None:
+    """The generic sentence for an error the app did not foresee (the library's wording is not the app's)."""
+    log_unexpected(err)
+    show_error(GENERIC_ERROR)
+
+
+def guard(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or None after one sentence on the page if it fails.
+
+    The core's own refusals (DataError, MethodRefused) are written for the user and shown as they are;
+    anything else gets the generic sentence. Streamlit's st.stop and st.rerun are not exceptions of
+    this kind and pass through.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except (core.DataError, core.MethodRefused) as err:
+        show_error(str(err))
+    except Exception as err:  # noqa: BLE001 - the page must never show a traceback
+        show_unexpected(err)
+    return None
 
 
 def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, mime: str, key: str,
@@ -396,8 +597,6 @@ def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, m
                           key=key, on_click="ignore")
 
 
-_SWEEPS: "OrderedDict[str, pd.DataFrame]" = OrderedDict()
-_SWEEPS_LOCK = threading.Lock()
 
 
 def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, progress=None,
@@ -407,23 +606,21 @@ def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, s
     Its points run on this machine's cores, or on the Dask cluster at
     ``scheduler``; the table is the same either way, so the cache ignores it.
 
-    Cached by hand rather than with st.cache_data, which would record the
-    progress bar's updates and replay them into a page that has no such bar.
+    Cached by hand rather than with session_cache, whose spinner would sit beside the progress bar.
     Keyed by content like every cache here (``key`` holds the data's hash).
     """
     full = json.dumps([key, methods, epsilons, reps, seed, metrics, holdout, split_seed()], default=str)
-    with _SWEEPS_LOCK:
-        if full in _SWEEPS:
-            _SWEEPS.move_to_end(full)
-            return _SWEEPS[full]
-    with core.cluster.on_scheduler(scheduler):
+    sweeps = _session_store("ru_sweep")  # the session's own: released when it ends
+    if full in sweeps:
+        sweeps.move_to_end(full)
+        return sweeps[full]
+    with measures_in_session(), core.cluster.on_scheduler(scheduler):
         table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema,
                             progress=progress, metrics=list(metrics) if metrics else None, holdout=holdout,
                             holdout_seed=split_seed())
-    with _SWEEPS_LOCK:
-        _SWEEPS[full] = table
-        while len(_SWEEPS) > 16:
-            _SWEEPS.popitem(last=False)
+    sweeps[full] = table
+    while len(sweeps) > 4:
+        sweeps.popitem(last=False)
     return table
 
 
@@ -440,17 +637,18 @@ def log_sweep(table: pd.DataFrame) -> None:
 
 # -- Risk page: each call returns the measure with its references (dpsynth_core.risk) --
 
-@st.cache_data(show_spinner="Measuring distances to the closest records…", max_entries=16)
+@session_cache("Measuring distances to the closest records…", max_entries=8)
 def distance_risk(key: str, _train, _synth, _holdout, _schema, seed: int):
-    return core.risk.distance_risk(_train, _synth, holdout=_holdout, schema=_schema, seed=seed)
+    return core.risk.distance_risk(_train, _synth, holdout=_holdout, schema=_schema, seed=seed,
+                                   max_rows=core.constraints.RISK_DISTANCE_MAX_ROWS)
 
 
-@st.cache_data(show_spinner="Matching records…", max_entries=64)
+@session_cache("Matching records…", max_entries=8)
 def match_risk(key: str, _real, _released, keys: tuple, tolerance, _schema):
     return core.risk.match_risk(_real, _released, list(keys), tolerance=tolerance, schema=_schema)
 
 
-@st.cache_data(show_spinner="Matching on key variables…", max_entries=64)
+@session_cache("Matching on key variables…", max_entries=8)
 def key_match_risk(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, tolerance, sensitive_tolerance,
                    _schema, seed: int):
     """Key-match attribute disclosure, reproduced uniques and sample uniqueness, together."""
@@ -460,7 +658,7 @@ def key_match_risk(key: str, _real, _synth, _holdout, keys: tuple, sensitive: st
             core.risk.sample_uniqueness(_real, _synth, list(keys), schema=_schema, seed=seed))
 
 
-@st.cache_data(show_spinner="Fitting the intruder's model…", max_entries=64)
+@session_cache("Fitting the intruder's model…", max_entries=8)
 def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitive: str, _schema, seed: int):
     return core.risk.attribute_inference(_real, _synth, list(keys), sensitive, schema=_schema, holdout=_holdout,
                                          seed=seed)
@@ -468,19 +666,19 @@ def attribute_inference(key: str, _real, _synth, _holdout, keys: tuple, sensitiv
 
 # -- Compare page: utility measures (dpsynth_core.utility) --
 
-@st.cache_data(show_spinner="Fitting the discriminator…", max_entries=64)
+@session_cache("Fitting the discriminator…", max_entries=8)
 def discriminator(key: str, _real, _synth, choice: str, holdout: float, permutations: int, seed: int,
                   categorical: tuple):
     return core.utility.run_discriminator(_real, _synth, choice, seed=seed, holdout=holdout,
                                           permutations=permutations, categorical=list(categorical))
 
 
-@st.cache_data(show_spinner="Comparing columns and pairs…", max_entries=32)
+@session_cache("Comparing columns and pairs…", max_entries=8)
 def utility_summary(key: str, _real, _synth, categorical: tuple):
     return core.utility.utility_summary(_real, _synth, categorical=list(categorical))
 
 
-@st.cache_data(show_spinner="Fitting the regression…", max_entries=64)
+@session_cache("Fitting the regression…", max_entries=8)
 def regression(key: str, _real, _synths: tuple, outcome: str, predictors: tuple, family: str,
                partially_synthetic: bool, categorical: tuple):
     return core.regression_ci_overlap(_real, list(_synths), outcome, list(predictors), family=family,
@@ -499,3 +697,10 @@ def public_lookalike(upload) -> pd.DataFrame | None:
         show_error(str(err))
         return None
     return df[[c for c in dataset().df.columns if c in df.columns]]
+
+
+# -- Synthesize page: the headline readout (dpsynth_core.readout) --
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def headline(key: str, _real, _synth, _schema, seed: int):
+    return core.readout.headline(_real, _synth, _schema, seed)

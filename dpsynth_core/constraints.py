@@ -13,11 +13,22 @@ EPSILON_DEFAULT = 1.0
 DELTA_MAX = 0.1
 
 # Input files.
-MAX_UPLOAD_MB = 50          # also server.maxUploadSize in .streamlit/config.toml
+# The upload limit, one number in one unit: 50 MB = 50,000,000 bytes. Streamlit's server.maxUploadSize
+# (.streamlit/config.toml) holds the same 50: its browser side refuses above 50 × 10**6 bytes, its
+# server side above 50 × 2**20; the loader refuses above MAX_UPLOAD_BYTES, so 50,000,000 holds everywhere.
+MAX_UPLOAD_MB = 50
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1_000_000
 MAX_ROWS = 1_000_000
 MAX_COLUMNS = 200
 
 # Schema inference.
+# Numbers larger than this in absolute value (and inf) cannot be computed with
+# reliably: a range, a variance or a float32 model input overflows. A column
+# holding one is excluded at inference, and declared bounds must lie within it.
+MAX_ABS_VALUE = 1e100
+# scikit-learn's trees compare float32 inputs: numbers are clipped to this before they
+# enter one (past float32's 3.4e38 they would become inf; values inside keep their splits).
+FLOAT32_SAFE = 1e38
 MAX_CATEGORIES = 100        # a text column with more distinct values is excluded
 INTEGER_CATEGORICAL_MAX = 10  # an integer column with at most this many values is categorical
 ID_MIN_ROWS = 20            # below this, "a distinct value per row" says nothing
@@ -27,8 +38,32 @@ DEFAULT_BINS = 20           # bins per numeric column for methods that need cate
 MAX_SYNTH_ROWS = 1_000_000
 CART_MIN_LEAF = 5           # synthpop's minbucket
 
+# Memory one request may use for a computation whose size grows with the data
+# (design matrices, contingency tables, trees, distance searches). Each such
+# computation estimates its cost first and reduces its input by a stated, shown
+# reduction (pooling rare levels, capping interactions, subsampling rows) or
+# refuses in a sentence.
+MEMORY_BUDGET_BYTES = 1_000_000_000
+
+
+def over_memory_budget(what: str, need: float, remedy: str) -> str | None:
+    """One sentence refusing ``what`` when ``need`` bytes pass the budget, or None."""
+    if need <= MEMORY_BUDGET_BYTES:
+        return None
+    return (f"{what} would need about {need / 1e9:.3g} GB of memory, over the {MEMORY_BUDGET_BYTES / 1e9:g} GB "
+            f"a request may use; {remedy}.")
+
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
+# Most model terms (design columns) a discriminator fits: rare levels are pooled and
+# pairwise interactions capped beyond it. Time grows with rows × terms², and a logit
+# with about as many terms as rows separates any two datasets (6 text columns of 20
+# levels gave 2,005 terms on 2,000 rows: 11 s and a meaningless fit); diamonds needs 259.
+PROPENSITY_MAX_TERMS = 400
+
+# Distance-based risk on the Risk page: at most this many real records are measured (a random subsample,
+# its size shown); every synthetic record is searched. A million records took 17 s, 50,000 about 2 s.
+RISK_DISTANCE_MAX_ROWS = 50_000
 
 # Log-scale ε slider: 10 steps per decade from EPSILON_MIN to EPSILON_MAX,
 # rounded to 3 significant digits so the labels read cleanly.
@@ -100,6 +135,37 @@ DIRICHLET_DEFAULT_BINS = 3
 # 0.003/0.099 with 1; on penguins 0.083/0.239 and 0.013/0.144 (issue 18).
 PEGS_TOP_FEATURES = 1
 PEGS_BLOCK = 10
+
+
+def epsilon_input_error(value) -> str | None:
+    """Why a typed ε cannot be used, in one sentence; None when it can.
+
+    The exact-ε box does not clamp: a value outside the range is refused with this sentence and the
+    settings keep their earlier ε.
+
+    >>> epsilon_input_error(0.001)
+    'ε = 0.001 is below the smallest ε this app allows, 0.01: type a value from 0.01 to 100.'
+    >>> epsilon_input_error(2.5) is None
+    True
+    """
+    try:
+        eps = float(value)
+    except (TypeError, ValueError):
+        return f"{value!r} is not a number: type ε as a number from {EPSILON_MIN:g} to {EPSILON_MAX:g}."
+    if eps != eps:
+        return f"ε must be a number: type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}."
+    if eps <= 0:
+        return (f"ε = {eps:g} promises nothing (ε must be positive; smaller is more private): type a value "
+                f"from {EPSILON_MIN:g} to {EPSILON_MAX:g}.")
+    if eps < EPSILON_MIN:
+        return (f"ε = {eps:g} is below the smallest ε this app allows, {EPSILON_MIN:g}: type a value from "
+                f"{EPSILON_MIN:g} to {EPSILON_MAX:g}.")
+    if eps > EPSILON_MAX:
+        return (f"ε = {eps:g} is above the largest ε this app allows, {EPSILON_MAX:g} (e^ε would exceed 10^43, "
+                f"which promises nothing): type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}.")
+    return None
+
+
 # Gibbs chains run side by side by the per-record samplers (pegs, pegs_rs,
 # pmi): each record (block) is seeded by the previous synthetic record of its
 # chain, the first of a chain by a uniform draw over the public domain. Fewer

@@ -22,12 +22,13 @@ import io
 import os
 import re
 
+import numpy as np
 import pandas as pd
 
 from . import constraints
 from .errors import DataError
 
-__all__ = ["load_csv", "to_csv_bytes"]
+__all__ = ["load_csv", "neutralise_formulas", "to_csv_bytes"]
 
 _SAVE_AS = 'in Excel choose File > Save As > "CSV UTF-8" and upload that file'
 _AGAIN = "and upload the file again"
@@ -109,7 +110,60 @@ def to_csv_bytes(df):
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas.DataFrame, got {type(df).__name__}.")
+    df = neutralise_formulas(df)
     return df.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8")
+
+
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection");
+# a minus sign is left alone when the text is a plain number such as -3.5 or -1e-5.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _inert(value):
+    """``value`` with a single quote in front when a spreadsheet would run it as a formula."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        value = "'" + value
+    # Python 3.11's csv writer leaves a field with a bare carriage return unquoted, and readers
+    # start a new row there (where "=..." would run); a line feed gets the field quoted.
+    return value.replace("\r\n", "\n").replace("\r", "\n") if "\r" in value else value
+
+
+def neutralise_formulas(df):
+    """A copy of ``df`` whose text cells and column names cannot run as spreadsheet formulas.
+
+    Text starting with ``=``, ``+``, ``@``, a tab, a carriage return, or ``-`` when it is
+    not a plain number gets a single quote in front (OWASP's advice against CSV injection),
+    so a spreadsheet shows it as text. A carriage return inside text is written as a line
+    feed (so the field is quoted and stays one cell). Numbers, booleans and missing values
+    are unchanged; the frame passed in is not modified.
+
+    Examples
+    --------
+    >>> neutralise_formulas(pd.DataFrame({"=a": ["=1+1", "-3.5", "-x", "ok"]})).to_dict("list")
+    {"'=a": ["'=1+1", '-3.5', "'-x", 'ok']}
+    """
+    changed = {}
+    for name in df.columns:
+        values = df[name]
+        if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)  # each distinct value checked once
+        inert = [_inert(v) for v in uniques]
+        if any(a is not b for a, b in zip(inert, uniques)):
+            lookup = np.array(inert + [np.nan], dtype=object)
+            changed[name] = pd.Series(lookup[codes], index=values.index, name=name)
+    out = df
+    if changed:
+        out = df.copy(deep=False)
+        for name, column in changed.items():
+            out[name] = column
+    names = [_inert(c) for c in out.columns]
+    if names != list(out.columns):
+        out = out.set_axis(names, axis=1)
+    return out
 
 
 def _read_bytes(src):
@@ -133,12 +187,13 @@ def _read_bytes(src):
 
 def _read_stream(fh):
     """Read at most one byte past the size limit, so a huge file is never held whole."""
-    limit = int(constraints.MAX_UPLOAD_MB * 1024 * 1024)  # MiB, as Streamlit's maxUploadSize
+    limit = constraints.MAX_UPLOAD_BYTES  # the browser's limit too (constraints.py says why)
     data = fh.read(limit + 1) or b""
     if isinstance(data, str):
         raise DataError("The file was opened as text; open it in binary mode and try again.")
     if len(data) > limit:
-        raise DataError(f"The file is larger than the {constraints.MAX_UPLOAD_MB} MB limit; "
+        raise DataError(f"The file is larger than the {constraints.MAX_UPLOAD_MB} MB limit "
+                        f"({constraints.MAX_UPLOAD_BYTES:,} bytes); "
                         "upload a smaller file, for example a sample of the rows.")
     return bytes(data)
 

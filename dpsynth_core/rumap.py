@@ -183,8 +183,8 @@ def ru_map(
             if progress is not None:
                 # A progress callback that raises (the app's Cancel) ends the
                 # sweep; closing the generator below cancels the pending points.
-                at = "" if math.isnan(eps) else f", ε = {eps:g}"
-                progress(done / len(synthesized), f"{SYNTHESIZERS[m].label}{at}, replicate {rep + 1}")
+                where = "not DP" if math.isnan(eps) else f"ε = {eps:g}"
+                progress(done / len(synthesized), f"{SYNTHESIZERS[m].label}, {where}, replicate {rep + 1}")
     finally:
         with warnings.catch_warnings():  # joblib warns that it cancelled the pending points: that was the aim
             warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
@@ -318,9 +318,44 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
         return {"epsilon": None, "utility": None, "risk": None,
                 "sentence": f"{label} does not reach {ulabel} {threshold:g} at any ε up to {top:g} in this sweep."}
     row = s.loc[hit[0]]
+    lower = s.loc[s["epsilon"] < row["epsilon"], "epsilon"]
+    if len(lower):
+        resolution = (f"Smallest ε in this grid: {row['epsilon']:g}; the next lower grid point, {lower.max():g}, "
+                      f"does not reach it, so the true smallest ε lies between {lower.max():g} and "
+                      f"{row['epsilon']:g}: add grid points there to narrow it.")
+    else:
+        resolution = (f"{row['epsilon']:g} is the lowest ε in this grid: a smaller ε may reach the threshold "
+                      "too; add lower grid points to find out.")
     return {"epsilon": float(row["epsilon"]), "utility": float(row["y"]), "risk": float(row["x"]),
+            "resolution": resolution,
             "sentence": (f"The smallest ε at which {label} reaches {ulabel} {threshold:g} is {row['epsilon']:g} "
                          f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}.")}
+
+
+#: Default risk measure of the R-U map: DP points spread along it (exact copies are 0 for all of them).
+DEFAULT_RISK = "dcr_median"
+
+
+def default_threshold(points: pd.DataFrame, method: str, utility: str) -> float:
+    """A utility threshold that splits ``method``'s grid: halfway between its best and worst mean values.
+
+    Halfway in distance from the ideal for a measure with a target (pMSE ratio: 1 + the mean of the
+    best and worst |ratio − 1|), so the best point always reaches it.
+
+    The steward's question then has an informative answer on first use (the best ε reaches it, the worst
+    does not, unless all points are equal); NaN when the method has no point with a value.
+    """
+    s = summarise(points[points["method"] == method], utility, utility).dropna(subset=["epsilon", "y"])
+    if not len(s):
+        return float("nan")
+    loss = _loss(s["y"].to_numpy(float), utility, "utility")
+    half = float((loss.min() + loss.max()) / 2)  # halfway in "loss" (smaller is better), then back to values
+    info = METRICS.get(utility)
+    if info is None or info.goal == "maximize":
+        value = -half
+    else:
+        value = info.best + half if info.goal == "target" else half
+    return float(f"{value:.3g}")  # a number a person would type; the grid's points are far coarser
 
 
 def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict | None:

@@ -104,6 +104,11 @@ class ColumnSchema:
                 raise ValueError(
                     f"column {self.name!r}: bounds must be finite with lower <= upper, got {self.bounds!r}"
                 )
+            if max(abs(lo), abs(hi)) > constraints.MAX_ABS_VALUE:
+                raise ValueError(
+                    f"column {self.name!r}: bounds must lie within ±{constraints.MAX_ABS_VALUE:g}, got "
+                    f"{self.bounds!r}; rescale the column (for example to thousands)"
+                )
             object.__setattr__(self, "bounds", (lo, hi))
         if self.decimals is not None:
             if isinstance(self.decimals, bool) or not float(self.decimals).is_integer() \
@@ -364,12 +369,22 @@ def infer_column(s: pd.Series) -> ColumnSchema:
     k = len(distinct)
     looks_like_id = n >= constraints.ID_MIN_ROWS and k == n
 
-    if pd.api.types.is_bool_dtype(s):
+    # pandas reads true/false with blanks, and whole numbers beyond 64 bits, as Python objects:
+    # the categories must be those objects, or no value of the data would match them.
+    if pd.api.types.is_bool_dtype(s) or all(isinstance(v, (bool, np.bool_)) for v in distinct):
         return ColumnSchema(kind="categorical", categories=(False, True),
                             reason="true/false values → categorical", **base)
+    big_whole = s.dtype == object and all(isinstance(v, int) for v in distinct)
 
-    if pd.api.types.is_numeric_dtype(s):
+    if pd.api.types.is_numeric_dtype(s) or big_whole:
         values = observed.to_numpy(dtype=float)
+        if not np.all(np.abs(values) <= constraints.MAX_ABS_VALUE):  # also inf, and ints past 1e308
+            return ColumnSchema(
+                kind="excluded",
+                reason=(f"numbers beyond ±{constraints.MAX_ABS_VALUE:g} or infinite (inf) → too large to "
+                        "compute with; excluded (rescale the column or blank those cells to use it)"),
+                **base,
+            )
         whole = _is_whole(values)
         if whole and looks_like_id and values.max() - values.min() + 1 == n:
             return ColumnSchema(
@@ -378,13 +393,14 @@ def infer_column(s: pd.Series) -> ColumnSchema:
                 **base,
             )
         if whole and k <= constraints.INTEGER_CATEGORICAL_MAX:
-            cats = tuple(sorted(_plain(v) for v in distinct))
+            cats = tuple(sorted(_plain(v) for v in distinct))  # Python ints stay exact past 2**64
             return ColumnSchema(kind="categorical", categories=cats,
                                 reason=f"whole numbers with {k} distinct values → categorical", **base)
         lo, hi = float(values.min()), float(values.max())
+        beyond = " beyond 64 bits (as floating-point numbers, exact to about 16 digits)" if big_whole else ""
         return ColumnSchema(
             kind="numeric", bounds=(lo, hi), integer=whole, decimals=None if whole else _decimals(values),
-            reason=f"{'whole numbers' if whole else 'numbers'} with {k} distinct values → numeric",
+            reason=f"{'whole numbers' if whole else 'numbers'}{beyond} with {k} distinct values → numeric",
             **base,
         )
 

@@ -455,7 +455,8 @@ def exponential_binary(n: int, x: int, epsilon: float, score: str, *, gamma=(1.0
     -------
     dict
         ``probabilities`` (array over r = 0..n, summing to 1), ``mode`` (the
-        most probable r, the smallest if tied), ``expected`` (Σ r P(r)),
+        most probable r, the smallest if tied), ``mode_probability`` (its
+        probability), ``expected`` (Σ r P(r)),
         ``expected_distance`` (Σ |r − x| P(r)), ``expected_posterior``
         (Σ P(r) P(r | x)), plus ``r``, ``scores`` and
         ``posterior_predictive`` (P(r | x) over r).
@@ -483,6 +484,7 @@ def exponential_binary(n: int, x: int, epsilon: float, score: str, *, gamma=(1.0
     return {
         "probabilities": prob,
         "mode": int(np.argmax(prob)),
+        "mode_probability": float(prob.max()),
         "expected": float(prob @ r),
         "expected_distance": float(prob @ np.abs(r - x)),
         "expected_posterior": float(prob @ pp),
@@ -512,7 +514,8 @@ def exponential_binary_table(n: int, x: int, epsilon: float, *, gamma=(1.0, 1.0)
     summary : DataFrame
         One row per score: ``score``, ``label``, ``sensitivity`` used,
         ``true_sensitivity`` (:func:`score_sensitivity`), ``mode``,
-        ``expected``, ``expected_distance``, ``expected_posterior``.
+        ``mode_probability``, ``expected``, ``expected_distance``,
+        ``expected_posterior``.
     distributions : DataFrame
         Long table of ``score``, ``r``, ``probability``, ``posterior_predictive``.
     """
@@ -522,7 +525,8 @@ def exponential_binary_table(n: int, x: int, epsilon: float, *, gamma=(1.0, 1.0)
         sens = true_sens if actual_sensitivity else 1.0
         out = exponential_binary(n, x, epsilon, score, gamma=gamma, sensitivity=sens, factor=factor)
         rows.append({"score": score, "label": label, "sensitivity": sens, "true_sensitivity": true_sens,
-                     **{k: out[k] for k in ("mode", "expected", "expected_distance", "expected_posterior")}})
+                     **{k: out[k] for k in ("mode", "mode_probability", "expected", "expected_distance",
+                                             "expected_posterior")}})
         dists.append(pd.DataFrame({"score": score, "r": out["r"], "probability": out["probabilities"],
                                    "posterior_predictive": out["posterior_predictive"]}))
     return pd.DataFrame(rows), pd.concat(dists, ignore_index=True)
@@ -729,3 +733,37 @@ def sequential_synthesis_demo(df: pd.DataFrame, *, category: str = "sex", first:
                             "noisy": stats_of(out["noisy"])})
     return {"real": real, "bare": out["bare"], "noisy": out["noisy"], "models": models, "summary": summary,
             "levels": levels}
+
+
+# --------------------------------------------------------------------------- links to a demo
+
+def link_value(text: str, default, *, options=None, low=None, high=None):
+    """A demo control's value read from a link's query parameter, or None if it is not a valid one.
+
+    The text is read as the type of ``default`` (bool from "true"/"false", int, float, or str) and must
+    be one of ``options`` or lie in [``low``, ``high``]; a link is user input, so anything else is
+    dropped and the control keeps its default.
+
+    Examples
+    --------
+    >>> link_value("0.5", 1.0, options=[0.1, 0.5, 1.0]), link_value("7", 3, low=0, high=5)
+    (0.5, None)
+    """
+    try:
+        if isinstance(default, bool):
+            value = {"true": True, "false": False}[str(text).lower()]
+        elif isinstance(default, (int, np.integer)):
+            value = int(text)
+        elif isinstance(default, float):
+            value = float(text)
+            if not math.isfinite(value):
+                return None
+        else:
+            value = str(text)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if options is not None:
+        return next((o for o in options if o == value or (isinstance(o, float) and math.isclose(o, value))), None)
+    if (low is not None and value < low) or (high is not None and value > high):
+        return None
+    return value

@@ -1,8 +1,10 @@
 """Compare: real vs synthetic, column by column, pair by pair and as a whole."""
 
+import pandas as pd
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core, plain
 
 app_state.start_page()
@@ -21,9 +23,23 @@ def show_tiles(tiles) -> None:
         st.warning("\n".join(notes))
 
 
+def blank_na(table):
+    """Numbers to four significant digits, missing cells blank (with st.dataframe's placeholder="": the
+    browser shows a missing value as "None" whatever the Styler says)."""
+    return table.style.format(lambda v: "" if pd.api.types.is_scalar(v) and pd.isna(v) else
+                              (f"{v:.4g}" if isinstance(v, float) else v))
+
+
+def declared(column: str):
+    """The column's declared categories, in their declared order (None for a numeric column)."""
+    col = ds.schema[column]
+    return col.categories if col.kind == "categorical" else None
+
+
 st.title("Compare")
+ui_controls.compact_controls()  # tune ε here and see the comparison follow
 ds, cfg = app_state.dataset(), app_state.config()
-result = app_state.synthesis_or_stop()
+result = ui_controls.synthesis()
 
 used = ds.schema.used
 real = app_state.split()[0][used]
@@ -78,21 +94,22 @@ show_tiles(tiles[:3] + tiles[5:6])
 gaps = [f"- {plain(n)}" for n in summary.column_notes()]
 if gaps:
     st.warning("Some values could not be computed:\n" + "\n".join(gaps))
-st.dataframe(summary.columns.distances.assign(
-    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index)), key="distances_table")
+st.dataframe(blank_na(summary.columns.distances.assign(
+    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table",
+    placeholder="")
 st.caption("KS for numeric columns; total variation and Hellinger for categorical ones (missing values are a "
            f"level); the PeGS marginal distance for both, numeric columns in {summary.pegs.bins} bins. "
            "An empty cell: the distance does not apply to the column's kind.")
 
 if st.toggle("All columns at once (small multiples)", key="compare_small_multiples"):
-    hists = {col: core.histogram_data(real, synth, col, categorical=col in cats) for col in used}
+    hists = {col: core.histogram_data(real, synth, col, categorical=col in cats, order=declared(col)) for col in used}
     st.plotly_chart(P.histogram_grid_figure(hists), key="grid_chart")
 else:
     column = st.selectbox("Column", used, key="compare_column")
     is_cat = column in cats
     left, right = st.columns(2)
-    left.plotly_chart(P.histogram_figure(core.histogram_data(real, synth, column, categorical=is_cat), column),
-                      key="hist_chart")
+    left.plotly_chart(P.histogram_figure(core.histogram_data(real, synth, column, categorical=is_cat,
+                                                             order=declared(column)), column), key="hist_chart")
     if is_cat:
         right.info("The ECDF needs a numeric column; this one is categorical.")
     else:
@@ -103,7 +120,11 @@ else:
 
 st.markdown("**Moments and percentiles of the numeric columns**")
 if len(summary.columns.moments):
-    st.dataframe(summary.columns.moments, key="moments_table")
+    # Two tables that each fit the page, rather than one with the upper percentiles scrolled out of sight.
+    moments = summary.columns.moments  # indexed by (column, data)
+    pct = [c for c in moments.columns if str(c).startswith("p") and str(c)[1:].isdigit()]
+    st.dataframe(blank_na(moments.drop(columns=pct)), key="moments_table", placeholder="")
+    st.dataframe(blank_na(moments[pct]), key="percentiles_table", placeholder="")
     st.caption("sd with n − 1; skewness g1 = m3/m2^1.5; kurtosis is excess kurtosis g2 = m4/m2² − 3 (0 for a "
                "normal); zero_share is the share of values equal to 0; percentiles interpolate linearly.")
 else:
@@ -112,7 +133,7 @@ missing = summary.columns.missing
 if missing[["real", "synthetic"]].fillna(0).to_numpy().any():
     left, right = st.columns(2)
     left.plotly_chart(P.missing_figure(missing), key="missing_chart")
-    right.dataframe(missing, key="missing_table")
+    right.dataframe(blank_na(missing), key="missing_table", placeholder="")
 else:
     st.caption("Missing values: none in either dataset, in any column.")
 
@@ -160,7 +181,7 @@ for note in reg.notes:
     if U.COMBINING_CAVEAT not in note:
         st.caption(plain(note))
 st.plotly_chart(P.ci_forest_figure(reg.table), key="ci_chart")
-st.dataframe(reg.table, hide_index=True, key="reg_table")
+st.dataframe(reg.table, hide_index=True, key="reg_table", placeholder="")
 if reg.combining is not None:
     with st.expander("How the implicates were combined"):
         st.dataframe(reg.combining, key="combining_table")

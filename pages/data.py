@@ -26,12 +26,16 @@ def _on_upload():
         return
     try:
         df = core.load_csv(upload)
+        app_state.set_uploaded(upload.name, df)
     except core.DataError as err:
         ss["upload_error"] = str(err)
+    except Exception as err:  # noqa: BLE001 - the file is refused in a sentence, never with a traceback
+        app_state.log_unexpected(err)
+        ss["upload_error"] = ("The file could not be prepared for synthesis; check its values (for example infinite or "
+                             "extremely large numbers) and try again.")
     else:
         ss.pop("upload_error", None)
         ss.pop("schema_error", None)
-        app_state.set_uploaded(upload.name, df)
         ss["bundled_choice"] = None
 
 
@@ -51,7 +55,7 @@ ds = app_state.dataset()
 st.subheader(f"{plain(ds.name)}: {len(ds.df):,} rows, {ds.df.shape[1]} columns")
 if ds.source == "bundled":
     st.caption(plain(core.BUNDLED[ds.name].description) + " Its public schema is declared in data/.")
-st.dataframe(ds.df.head(50), height=220)
+st.dataframe(app_state.displayable(ds.df.head(50)), height=220)
 
 st.subheader("What is public")
 st.markdown(

@@ -19,13 +19,47 @@ st.caption("Seven small demos driven by sliders. They use formulas, simulations 
 EPSILONS = C.LEARN_EPSILONS
 PAGE = dict(persist_state="page")  # a hidden tab's widgets keep their values
 
+# -- Each demo's state in the address bar, so a link opens the same demo at the same settings --------------
+# The link's learn_* parameters are read once, when the page opens with them; each control takes its value
+# from there if it is a valid one (dpsynth_core.teaching.link_value), else its default.
+_link = {k: st.query_params[k] for k in st.query_params if k.startswith("learn_")}
+if _link and st.session_state.get("learn_link_seen") != _link:
+    st.session_state["learn_link_seen"] = _link
+    st.session_state["learn_link"] = dict(_link)
+LINK = st.session_state.setdefault("learn_link", {})
+SHOWN: dict = {}  # the open demo's controls, key → how its value is written in the link
+
+
+def linked(key: str, default, *, options=None, low=None, high=None, encode=str):
+    """The first value of the control under ``key``: the link's, when it holds a valid one, else ``default``."""
+    SHOWN[key] = encode
+    text = LINK.pop(key, None)
+    if text is None:
+        return default
+    if options is not None and encode is not str:  # options written by their code (a column as "name:col")
+        options_by_code = {encode(o): o for o in options}
+        return options_by_code.get(text, default)
+    value = T.link_value(text, default, options=options, low=low, high=high)
+    return default if value is None else value
+
+
+def write_demo_link(demo: str) -> None:
+    """The address bar: the open demo and its controls' values (never the session's data or settings)."""
+    ss = st.session_state
+    params = {"learn_demo": demo, **{k: str(ss[k]).lower() if isinstance(ss[k], bool) else enc(ss[k])
+                                     for k, enc in SHOWN.items() if ss.get(k) is not None}}
+    ss["learn_link_seen"] = params  # our own writing is not a new link to apply on the next run
+    if {k: st.query_params[k] for k in st.query_params} != params:
+        st.query_params.from_dict(params)
+
 
 def eps_slider(key: str, default: float = 1.0, options=EPSILONS, label="Privacy budget ε (log scale)"):
-    return float(st.select_slider(label, options=options, value=default, key=key, **PAGE))
+    value = linked(key, default, options=list(options))
+    return float(st.select_slider(label, options=options, value=value, key=key, **PAGE))
 
 
 def slider(label, lo, hi, value, key, step=None, **kw):
-    return st.slider(label, lo, hi, value, step=step, key=key, **PAGE, **kw)
+    return st.slider(label, lo, hi, linked(key, value, low=lo, high=hi), step=step, key=key, **PAGE, **kw)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -58,9 +92,11 @@ def noise():
         count = slider("True count", 0, 500, 50, "learn_noise_count")
         eps = eps_slider("learn_noise_eps", 0.5, EPSILONS[:10])
     with b:
-        delta = float(st.select_slider("δ (Gaussian only)", C.LEARN_DELTAS, 1e-5,
+        delta = float(st.select_slider("δ (Gaussian only)", C.LEARN_DELTAS,
+                                       linked("learn_noise_delta", 1e-5, options=list(C.LEARN_DELTAS)),
                                        key="learn_noise_delta", format_func=lambda d: f"{d:.0e}", **PAGE))
-        seed = st.number_input("Seed of the released answers", 0, 10_000, 0, key="learn_noise_seed", **PAGE)
+        seed = st.number_input("Seed of the released answers", 0, 10_000,
+                               linked("learn_noise_seed", 0, low=0, high=10_000), key="learn_noise_seed", **PAGE)
     r = T.count_noise(count, eps, delta=delta, seed=int(seed))
     m, d = st.columns(3), r["draws"]
     m[0].metric("Laplace scale b = 1/ε", f"{r['laplace_scale']:.4g}", help=f"sd = √2·b = {r['laplace_sd']:.4g}")
@@ -80,12 +116,16 @@ def composition():
                 "with the number of bins.")
     a, b = st.columns(2)
     with a:
-        name, col = st.selectbox("Column of a bundled dataset", C.LEARN_COMPOSITION_COLUMNS, format_func=": ".join,
-                                 key="learn_comp_column", **PAGE)
+        columns = list(C.LEARN_COMPOSITION_COLUMNS)
+        first = linked("learn_comp_column", columns[0], options=columns, encode=":".join)
+        name, col = st.selectbox("Column of a bundled dataset", columns, index=columns.index(first),
+                                 format_func=": ".join, key="learn_comp_column", **PAGE)
         bins = slider("Bins", 2, 40, 10, "learn_comp_bins")
     with b:
         eps = eps_slider("learn_comp_eps")
-        mech = st.radio("Noise", ["geometric", "laplace"], horizontal=True, key="learn_comp_mech", **PAGE)
+        mechs = ["geometric", "laplace"]
+        mech = st.radio("Noise", mechs, index=mechs.index(linked("learn_comp_mech", "geometric", options=mechs)),
+                        horizontal=True, key="learn_comp_mech", **PAGE)
     df, schema = bundled(name)
     lower, upper = schema.columns[col].bounds
     r = T.composition_demo(df[col], lower=lower, upper=upper, bins=bins, epsilon=eps, mechanism=mech, seed=0)
@@ -106,9 +146,11 @@ def randomized_response():
                 "lies on average: π̂ = (share of yes − (1 − p))/(2p − 1) is unbiased, but its error grows fast "
                 "as p approaches ½.")
     a, b = st.columns(2)
-    n = a.slider("People asked", 10, 5000, 200, key="learn_rr_n", **PAGE)
-    share = a.slider("True share with the trait", 0.0, 1.0, 0.3, 0.01, key="learn_rr_share", **PAGE)
-    p = b.slider("p, probability of telling the truth", 0.55, 1.0, 0.75, 0.01, key="learn_rr_p", **PAGE)
+    with a:
+        n = slider("People asked", 10, 5000, 200, "learn_rr_n")
+        share = slider("True share with the trait", 0.0, 1.0, 0.3, "learn_rr_share", step=0.01)
+    p = b.slider("p, probability of telling the truth", 0.55, 1.0, linked("learn_rr_p", 0.75, low=0.55, high=1.0),
+                 0.01, key="learn_rr_p", **PAGE)
     r = T.randomized_response_demo(n, share, p, seed=0)
     m = st.columns(4)
     m[0].metric("ε = ln(p/(1 − p))", "∞ (no privacy)" if math.isinf(r["epsilon"]) else f"{r['epsilon']:.3g}")
@@ -124,19 +166,25 @@ def exponential():
                 "x yes and r is a released count; which score we choose changes how close, and how plausible "
                 "under the Beta posterior, the released r tends to be.")
     a, b, c = st.columns(3)
-    n = a.slider("Records n", 1, 100, 20, key="learn_em_n", **PAGE)
-    if st.session_state.get("learn_em_x", 0) > n:
-        st.session_state["learn_em_x"] = n
-    x = a.slider("Ones x", 0, n, min(7, n), key="learn_em_x", **PAGE)
+    with a:
+        n = slider("Records n", 1, 100, 20, "learn_em_n")
+        if st.session_state.get("learn_em_x", 0) > n:
+            st.session_state["learn_em_x"] = n
+        x = slider("Ones x", 0, n, min(7, n), "learn_em_x")
     with b:
         eps = eps_slider("learn_em_eps")
-        factor = st.radio("Factor in exp(εq/(factor·Δq))", [2.0, 1.0], horizontal=True, key="learn_em_factor", **PAGE)
-    g1 = c.slider("Prior γ₁", 0.1, 10.0, 1.0, 0.1, key="learn_em_g1", **PAGE)
-    g2 = c.slider("Prior γ₂", 0.1, 10.0, 1.0, 0.1, key="learn_em_g2", **PAGE)
-    actual = c.checkbox("Use each score's true sensitivity (not 1)", key="learn_em_actual")
+        factor = st.radio("Factor in exp(εq/(factor·Δq))", [2.0, 1.0],
+                          index=[2.0, 1.0].index(linked("learn_em_factor", 2.0, options=[2.0, 1.0])),
+                          horizontal=True, key="learn_em_factor", **PAGE)
+    with c:
+        g1 = slider("Prior γ₁", 0.1, 10.0, 1.0, "learn_em_g1", step=0.1)
+        g2 = slider("Prior γ₂", 0.1, 10.0, 1.0, "learn_em_g2", step=0.1)
+        actual = st.checkbox("Use each score's true sensitivity (not 1)", value=linked("learn_em_actual", False),
+                             key="learn_em_actual")
     summary, dists = T.exponential_binary_table(n, x, eps, gamma=(g1, g2), factor=factor, actual_sensitivity=actual)
     st.dataframe(summary.drop(columns="score").rename(columns={
         "label": "score", "sensitivity": "Δq used", "true_sensitivity": "true Δq (n fixed)", "mode": "most probable r",
+        "mode_probability": "P(most probable r)",
         "expected": "expected r", "expected_distance": "expected |r − x|",
         "expected_posterior": "expected P(r | x)"}), hide_index=True)
     st.caption("P(r | x) = C(n, r) B(r + γ₁ + x, n − r + γ₂ + n − x)/B(γ₁ + x, γ₂ + n − x): the Beta-binomial "
@@ -151,8 +199,9 @@ def beta_binomial():
                 "the synthetic share toward ½, and the usual combining rules know nothing of it, so their "
                 "intervals miss the truth far more often than they claim when ε is small.")
     a, b = st.columns(2)
-    theta = a.slider("True share θ", 0.0, 1.0, 0.3, 0.01, key="learn_bb_theta", **PAGE)
-    n = a.slider("Records n (= ñ synthetic)", 20, 5000, 500, 10, key="learn_bb_n", **PAGE)
+    with a:
+        theta = slider("True share θ", 0.0, 1.0, 0.3, "learn_bb_theta", step=0.01)
+        n = slider("Records n (= ñ synthetic)", 20, 5000, 500, "learn_bb_n", step=10)
     with b:
         eps = eps_slider("learn_bb_eps", 1.0, EPSILONS[3:])
         m = slider("Implicates m", 1, 20, 3, "learn_bb_m")
@@ -167,8 +216,8 @@ def beta_binomial():
         v = row[f"coverage_{rule}"]
         col.metric(f"Coverage, {rule} rule", "needs m ≥ 2" if pd.isna(v) else f"{v:.1%}", help=label)
     st.caption("2,000 simulated releases per point; nominal coverage 95%.")
-    st.plotly_chart(F.beta_binomial_figure(by_eps, by="epsilon"))
-    st.plotly_chart(F.beta_binomial_figure(by_m, by="m"))
+    st.plotly_chart(F.beta_binomial_figure(by_eps, by="epsilon", current=eps))
+    st.plotly_chart(F.beta_binomial_figure(by_m, by="m", current=m))
 
 
 def sequential():
@@ -177,9 +226,11 @@ def sequential():
                 "collapses and the next column inherits a perfect, false correlation. Adding the residual noise "
                 "back restores both. (Not DP: the models are fitted on the real data without noise.)")
     a, b = st.columns([3, 1])
-    step = a.select_slider("Step", list(T.SEQUENTIAL_STEPS), 4, format_func=T.SEQUENTIAL_STEPS.get,
-                           key="learn_seq_step", **PAGE)
-    seed = b.number_input("Seed", 0, 10_000, 0, key="learn_seq_seed", **PAGE)
+    steps = list(T.SEQUENTIAL_STEPS)
+    step = a.select_slider("Step", steps, linked("learn_seq_step", 4, options=steps),
+                           format_func=T.SEQUENTIAL_STEPS.get, key="learn_seq_step", **PAGE)
+    seed = b.number_input("Seed", 0, 10_000, linked("learn_seq_seed", 0, low=0, high=10_000), key="learn_seq_seed",
+                          **PAGE)
     r = T.sequential_synthesis_demo(bundled("penguins")[0], seed=int(seed))
     s = r["summary"]
     for col, who, label in zip(st.columns(3), ("real", "bare", "noisy"),
@@ -195,8 +246,14 @@ def sequential():
 DEMOS = {"e^ε": ratio, "Noise on a count": noise, "Composition": composition,
          "Randomized response": randomized_response, "Exponential mechanism": exponential,
          "Beta–binomial synthesizer": beta_binomial, "Sequential synthesis": sequential}
+SLUGS = {label: demo.__name__ for label, demo in DEMOS.items()}  # a demo's name in the link
+wanted = LINK.pop("learn_demo", None)
+asked = next((label for label, slug in SLUGS.items() if slug == wanted), None)
+if asked is not None:
+    st.session_state["learn_tab"] = asked  # the link's demo opens
 # Only the open tab runs, so a slider move costs one demo, not seven.
-for tab, demo in zip(st.tabs(list(DEMOS), key="learn_tab", on_change="rerun"), DEMOS.values()):
+for (label, demo), tab in zip(DEMOS.items(), st.tabs(list(DEMOS), key="learn_tab", on_change="rerun")):
     if tab.open:
         with tab:
             demo()
+        write_demo_link(SLUGS[label])

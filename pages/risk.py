@@ -1,16 +1,21 @@
 """Risk: how much the release discloses about the confidential records."""
 
 import math
+import sys
 
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core, plain
 
 app_state.start_page()
 
 risk = core.risk
 st.title("Risk")
+summary_slot = st.empty()  # one line on every verdict below, written when they are all known
+SHOWN = []  # the estimates shown on this run, for that line
+ui_controls.compact_controls()  # tune ε here and see the verdicts follow
 ds, cfg = app_state.dataset(), app_state.config()
 
 # The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched.
@@ -23,7 +28,7 @@ if wanted != cfg.holdout:
     app_state.set_config(holdout=wanted)
     st.rerun()  # the sidebar and the synthesis must follow the new split
 
-result = app_state.synthesis_or_stop()
+result = ui_controls.synthesis()
 ledger, used = result.ledger, ds.schema.used
 train, held = app_state.split()
 real, synth = train[used], result.data[used]
@@ -36,9 +41,25 @@ def show(est, fmt: str = "{:.3f}", note: str = "", chart_key: str = "") -> None:
     left, right = st.columns([2, 3])
     left.metric(est.label, "n/a" if math.isnan(est.value) else fmt.format(est.value),
                 help=core.METRICS[est.metric].reading)
-    box = {"none": left.success, "population": left.info, "disclosure": left.warning}[est.finding]
+    box = {"none": left.success, "population": left.info, "undetermined": left.info,
+           "disclosure": left.warning}[est.finding]
     box(plain(est.verdict()))
+    SHOWN.append(est)
     right.plotly_chart(core.plots.estimate_figure(est, note=note), key=chart_key or f"est_{est.metric}")
+
+
+def show_summary() -> None:
+    """The page's first line: every verdict in one sentence, and why verdicts stay open without a holdout."""
+    line = risk.verdict_summary(SHOWN)
+    undecided = any(e.finding == "undetermined" for e in SHOWN)
+    if any(e.finding == "disclosure" for e in SHOWN):
+        summary_slot.warning(line)
+    elif undecided:
+        summary_slot.info(line + " Without held-out rows a synthesis that learned only the population beats the "
+                          "random-data baselines too, so those verdicts are left open rather than called "
+                          "disclosure.")
+    else:
+        summary_slot.success(line)
 
 
 st.subheader("Formal guarantee")
@@ -67,6 +88,9 @@ tol = left.number_input("Tolerance for numeric keys (same units as the column; 0
 stol = None
 if sensitive is not None and ds.schema[sensitive].kind == "numeric":
     default_tol = risk.default_sensitive_tolerance(sensitive, [real, synth], ds.schema)
+    # A range wider than the largest float (1e308 to -1e308) makes 5% of it infinite; the browser's number
+    # box holds at most the largest float, which matches everything just the same.
+    default_tol = min(float(default_tol), sys.float_info.max) if default_tol == default_tol else 0.0
     stol = right.number_input("A numeric guess reveals the sensitive value when this close (default: 5% of its "
                               "range)", min_value=0.0, value=float(default_tol), key="risk_stol")
 if not keys:
@@ -105,6 +129,11 @@ elif keys and sensitive:
 
 st.subheader("Distance to closest record and membership inference")
 dr = app_state.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
+if dr.measured is not None:
+    also = f" and {min(len(holdout), dr.measured[0]):,} of the {len(holdout):,} held out" if holdout is not None else ""
+    st.caption(f"Measured on a random subsample of {dr.measured[0]:,} of the {dr.measured[1]:,} records the "
+               f"synthesizer saw{also}, each searched against all {len(synth):,} synthetic records; the "
+               "intervals are for that sample.")
 st.plotly_chart(core.plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline), key="dcr_chart")
 show(dr.estimates["exact_copy_share"], fmt="{:.4f}")
 show(dr.estimates["dcr_median"], fmt="{:.4f}")
@@ -120,3 +149,5 @@ if keys and sensitive:
     st.caption(plain(f"The intruder fits {ai.model} on the synthetic data to predict {sensitive} from "
                      f"{', '.join(keys)}, then applies it to the {ai.n:,} confidential records."))
     show(ai.estimate, fmt="{:.3f}" if ai.measure == "accuracy" else "{:,.4g}", note=sensitive)
+
+show_summary()

@@ -7,6 +7,38 @@ from app_state import core, plain
 
 app_state.start_page()
 
+
+def steward_question(table, x: str, y: str) -> dict | None:
+    """The smallest ε reaching a utility threshold, asked of one DP method; its answer (marked on the map)."""
+    st.subheader("The steward's question")
+    dp_methods = [m for m in dict.fromkeys(table["method"]) if m in core.SYNTHESIZERS and core.SYNTHESIZERS[m].is_dp]
+    if not dp_methods:
+        st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
+        return None
+    q1, q2 = st.columns(2)
+    target = q1.selectbox("Method", dp_methods, format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_q_method")
+    info = core.METRICS[y]
+    # The default splits the method's grid (halfway between its best and worst point), so the first answer
+    # says something; the key holds the measure and method, so a new choice gets its own default.
+    start = core.rumap.default_threshold(table, target, y)
+    threshold = q2.number_input(f"{info.label} to reach ({info.reading})",
+                                value=float(info.best) if start != start else start, format="%.4g",
+                                key=f"ru_q_threshold_{y}_{target}")
+    answer = core.rumap.smallest_epsilon(table, target, y, threshold, x)
+    if answer["epsilon"] is None:
+        st.warning(answer["sentence"])
+    else:
+        st.success(answer["sentence"] + " " + answer["resolution"] + " It is ringed on the map.")
+    swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
+    at_eps = swept[0] if len(swept) == 1 else st.select_slider(
+        "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
+        value=min(swept, key=lambda e: abs(e - app_state.config().epsilon)))
+    best = core.rumap.best_dp_method(table, at_eps, y)
+    if best is not None:
+        st.info(best["sentence"])
+    return answer
+
+
 st.title("Risk–utility map")
 ds, cfg = app_state.dataset(), app_state.config()
 ss = st.session_state
@@ -39,8 +71,11 @@ grid_text = st.text_input("ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
 a, b, c, d = st.columns(4)
 reps = a.number_input("Replicates", min_value=1, max_value=20, value=1, key="ru_reps")
-x = b.selectbox("Risk (x)", core.rumap.metric_options("risk"), format_func=lambda m: core.METRICS[m].label,
-                key="ru_x")
+risk_options = core.rumap.metric_options("risk")
+x = b.selectbox("Risk (x)", risk_options, index=risk_options.index(core.rumap.DEFAULT_RISK),
+                format_func=lambda m: core.METRICS[m].label, key="ru_x",
+                help="Median distance to the closest record by default: every DP point has 0 exact copies, "
+                     "so that axis would pile them up.")
 y = c.selectbox("Utility (y)", core.rumap.metric_options("utility"),
                 format_func=lambda m: core.METRICS[m].label, key="ru_y")
 holdout = d.select_slider("Rows held out", options=[0.0, 0.1, 0.2, 0.3], value=0.0,
@@ -57,8 +92,9 @@ except ValueError as err:
     st.stop()
 
 run, cancel = st.columns([1, 5])
+cancel_slot = cancel.empty()  # Cancel is drawn only while a sweep runs, and removed when it ends
 if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
-    cancel.button("Cancel", key="ru_cancel")  # any click reruns the page, which stops the sweep
+    cancel_slot.button("Cancel", key="ru_cancel")  # any click reruns the page, which stops the sweep
     bar = st.progress(0.0, text="Starting…")
     try:
         # Keyed by the swept table's own content: a public file must never get another file's sweep.
@@ -70,9 +106,12 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
                                                                 *core.rumap.RISK_COLUMNS, x, y])),
                                    holdout=float(holdout), scheduler=scheduler)
     except (core.DataError, core.MethodRefused, ValueError) as err:
+        bar.empty()
+        cancel_slot.empty()  # nothing runs any more
         app_state.show_error(str(err))
         st.stop()
     bar.empty()
+    cancel_slot.empty()
     ss["ru_result"] = (table, public, float(holdout))
     if not public:
         app_state.log_sweep(table)
@@ -91,7 +130,8 @@ if missing:
 if swept_public:
     st.caption("Swept on the public look-alike file: no use of the confidential data.")
 
-fig = core.plots.ru_figure(table, x, y)
+answer = steward_question(table, x, y)
+fig = core.plots.ru_figure(table, x, y, answer=answer)
 event = st.plotly_chart(fig, key="ru_chart", on_select="rerun", selection_mode="points")
 points = event.selection.points if event and event.selection else []
 if points and "customdata" in points[0]:
@@ -108,38 +148,26 @@ if points and "customdata" in points[0]:
         st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}){where}: "
                    "open Synthesize, Compare or Risk to inspect it.")
 
-st.subheader("The steward's question")
-dp_methods = [m for m in dict.fromkeys(table["method"]) if m in core.SYNTHESIZERS and core.SYNTHESIZERS[m].is_dp]
-if dp_methods:
-    q1, q2 = st.columns(2)
-    target = q1.selectbox("Method", dp_methods, format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_q_method")
-    info = core.METRICS[y]
-    threshold = q2.number_input(f"{info.label} to reach ({info.reading})", value=float(info.best), format="%.4g",
-                                key=f"ru_q_threshold_{y}")
-    st.success(core.rumap.smallest_epsilon(table, target, y, threshold, x)["sentence"])
-    swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
-    at_eps = swept[0] if len(swept) == 1 else st.select_slider(
-        "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
-        value=min(swept, key=lambda e: abs(e - cfg.epsilon)))
-    best = core.rumap.best_dp_method(table, at_eps, y)
-    if best is not None:
-        st.info(best["sentence"])
-else:
-    st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
-
 st.subheader("Export")
 e1, e2, e3 = st.columns(3)
 app_state.download("Figure (interactive HTML)", lambda fig=fig: fig.to_html(include_plotlyjs=True).encode("utf-8"),
                    file_name="ru_map.html", mime="text/html", key="ru_html", where=e1)
 app_state.download("Sweep table (CSV)", lambda table=table: core.to_csv_bytes(table), file_name="ru_sweep.csv",
                    mime="text/csv", key="ru_csv", where=e2)
+# The PNG takes seconds (kaleido starts a browser), so it is made on request and kept with the figure it shows,
+# under its own key: a download button's key (ru_png) may not be assigned in session_state.
+fig_id = hash(fig.to_json())
 if e3.button("Figure (PNG)", key="ru_png_make"):
     try:
-        ss["ru_png"] = core.plots.figure_png(fig)
+        with st.spinner("Drawing the PNG…"):
+            ss["ru_png_bytes"] = (fig_id, core.plots.figure_png(fig))
     except RuntimeError as err:
         app_state.show_error(str(err))
-if ss.get("ru_png"):
-    app_state.download("Download the PNG", ss["ru_png"], file_name="ru_map.png", mime="image/png", key="ru_png",
+made = ss.get("ru_png_bytes")
+if made and made[0] == fig_id:
+    app_state.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
                        where=e3)
-st.dataframe(table, hide_index=True)
+# ε in words where a method has none (the CSV export keeps the number column, empty there).
+st.dataframe(table.assign(epsilon=[("not DP" if e != e else f"{e:g}") for e in table["epsilon"]]), hide_index=True,
+             placeholder="")
 st.caption(plain(f"{len(table)} points."))

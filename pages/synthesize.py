@@ -3,6 +3,7 @@
 import streamlit as st
 
 import app_state
+import ui_controls
 from app_state import core
 
 app_state.start_page()
@@ -14,16 +15,6 @@ st.title("Synthesize")
 
 
 start = app_state.start_value
-
-
-def _on_slider():
-    ss["eps_input"] = ss["eps_slider"]
-    app_state.set_config(epsilon=float(ss["eps_slider"]))
-
-
-def _on_input():
-    ss["eps_slider"] = C.nearest_epsilon_step(ss["eps_input"])
-    app_state.set_config(epsilon=float(ss["eps_input"]))
 
 
 def show_forecast(method, cfg, schema) -> None:
@@ -43,27 +34,11 @@ def show_forecast(method, cfg, schema) -> None:
 
 def controls(ds, cfg) -> None:
     """Method, ε, seed, rows, implicates, columns and the method's options; each change is saved in the settings."""
-    methods = list(core.SYNTHESIZERS)
     left, right = st.columns([2, 1])
     with left:
-        st.selectbox(
-            "Method", methods, index=methods.index(start("method", cfg.method)), key="method",
-            format_func=lambda m: core.SYNTHESIZERS[m].label + ("" if core.SYNTHESIZERS[m].is_dp else " — not DP"),
-            on_change=lambda: app_state.set_config(method=ss["method"], params=()),
-        )
-        chosen = core.SYNTHESIZERS[ss["method"]]
-        st.caption(chosen.description)
-        show_forecast(ss["method"], cfg, ds.schema)
-        is_dp_method = chosen.is_dp
-        options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
-            else dict(getattr(chosen, "defaults", {}))
-        unit = " per " + chosen.record_unit.format(**options) if chosen.per_record else ""
-        st.select_slider(f"Privacy budget ε{unit} (log scale)", options=C.EPSILON_STEPS,
-                         value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
-                         on_change=_on_slider, disabled=not is_dp_method)
-        st.number_input(f"ε{unit}, exact", min_value=C.EPSILON_MIN, max_value=C.EPSILON_MAX,
-                        value=start("eps_input", cfg.epsilon), key="eps_input", format="%.4g",
-                        on_change=_on_input, disabled=not is_dp_method)
+        # shared with Compare and Risk; the forecast sits right under the method's description
+        chosen, options = ui_controls.method_and_epsilon(
+            cfg, after_method=lambda method: show_forecast(method, cfg, ds.schema))
     with right:
         st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed), key="seed",
                         on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
@@ -154,12 +129,13 @@ def release_run() -> None:
 
 def exploration(ds) -> None:
     """Teaching mode: the synthesis at the current settings, its ledger, a preview and the downloads."""
-    result = app_state.synthesis_or_stop()
+    result = ui_controls.synthesis()
     ledger = result.ledger
+    ui_controls.show_headline(result)  # utility and risk at a glance, following ε on this page
     app_state.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
-    st.dataframe(result.data.head(50), height=260)  # a preview; the download has every row
+    st.dataframe(app_state.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)

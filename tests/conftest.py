@@ -10,11 +10,9 @@ APP = str(ROOT / "app.py")
 
 @pytest.fixture(autouse=True)
 def _clear_streamlit_cache():
-    # st.cache_data is process-global: one test's entries must not serve another.
+    # st.cache_data is process-global: one test's entries must not serve another (the app's own caches
+    # live in each session's state and go with it).
     import streamlit as st
 
-    import app_state
-
     st.cache_data.clear()
-    app_state._SWEEPS.clear()
     yield

@@ -58,3 +58,31 @@ def test_summarise_means_and_sd_over_replicates():
     assert a.x == pytest.approx(0.2) and a.y == pytest.approx(0.3)
     assert a.x_sd == pytest.approx(np.std([0.1, 0.3], ddof=1)) and a.reps == 2
     assert math.isnan(s[s.method == "b"].iloc[0].epsilon)
+
+
+def _three_point_sweep():
+    # ks_mean (minimise) over a grid 0.3, 1, 3: 0.30, 0.09, 0.02; pmse_ratio (target 1): 9.0, 3.0, 0.5.
+    return _sweep([("independent", 0.3, 0, 0.0, 0.30, 9.0), ("independent", 1.0, 0, 0.0, 0.09, 3.0),
+                   ("independent", 3.0, 0, 0.0, 0.02, 0.5)])
+
+
+def test_default_threshold_splits_the_grid_halfway_in_distance_from_the_ideal():
+    from dpsynth_core.rumap import default_threshold
+    sweep = _three_point_sweep()
+    # Minimise: halfway between 0.02 and 0.30 is 0.16, which ε = 1 and 3 reach and ε = 0.3 does not.
+    assert default_threshold(sweep, "independent", "ks_mean") == pytest.approx(0.16)
+    assert smallest_epsilon(sweep, "independent", "ks_mean", 0.16, "exact_copy_share")["epsilon"] == 1.0
+    # Target 1: |9 − 1| = 8 and |0.5 − 1| = 0.5, halfway 4.25 from 1, so the threshold is 5.25 (the value
+    # halfway, 4.75, would not do: 0.5 is the best point and it must reach).
+    assert default_threshold(sweep, "independent", "pmse_ratio") == pytest.approx(5.25)
+    assert smallest_epsilon(sweep, "independent", "pmse_ratio", 5.25, "exact_copy_share")["epsilon"] == 1.0
+    assert math.isnan(default_threshold(sweep, "cart", "ks_mean"))  # no point of that method
+
+
+def test_the_answer_states_the_grid_resolution():
+    sweep = _three_point_sweep()
+    ans = smallest_epsilon(sweep, "independent", "ks_mean", 0.1, "exact_copy_share")
+    assert ans["resolution"] == ("Smallest ε in this grid: 1; the next lower grid point, 0.3, does not reach it, so "
+                                 "the true smallest ε lies between 0.3 and 1: add grid points there to narrow it.")
+    low = smallest_epsilon(sweep, "independent", "ks_mean", 0.5, "exact_copy_share")
+    assert low["epsilon"] == 0.3 and low["resolution"].startswith("0.3 is the lowest ε in this grid")

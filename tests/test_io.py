@@ -100,8 +100,8 @@ def test_unexpected_failure_is_wrapped(monkeypatch):
 
 
 def test_file_over_size_limit_is_refused_from_stream_and_path(tmp_path):
-    limit = constraints.MAX_UPLOAD_MB * 1024 * 1024
-    with pytest.raises(DataError, match=f"{constraints.MAX_UPLOAD_MB} MB"):
+    limit = constraints.MAX_UPLOAD_BYTES
+    with pytest.raises(DataError, match=f"{constraints.MAX_UPLOAD_MB} MB limit \\(50,000,000 bytes\\)"):
         load_csv(io.BytesIO(b"a,b\n" + b"1,2\n" * (limit // 4)))
     path = tmp_path / "big.csv"
     with open(path, "wb") as fh:  # sparse: the size is there without writing it
@@ -112,7 +112,7 @@ def test_file_over_size_limit_is_refused_from_stream_and_path(tmp_path):
 
 def test_file_at_size_limit_is_read(monkeypatch):
     data = b"a,b\n1,2\n"
-    monkeypatch.setattr(constraints, "MAX_UPLOAD_MB", len(data) / (1024 * 1024))
+    monkeypatch.setattr(constraints, "MAX_UPLOAD_BYTES", len(data))
     assert load_csv(io.BytesIO(data)).shape == (1, 2)
     with pytest.raises(DataError, match="MB limit"):
         load_csv(io.BytesIO(data + b"3,4\n"))

@@ -132,8 +132,10 @@ def test_partial_synthesis_shows_match_rates(at):
 def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     at.switch_page("pages/ru_map.py").run()
     at.text_input(key="ru_grid").set_value("0.5, 5").run()
+    assert "ru_cancel" not in [b.key for b in at.button]  # nothing runs: no Cancel
     at.button(key="ru_run").click().run()
     _no_errors(at)
+    assert "ru_cancel" not in [b.key for b in at.button]  # the sweep has ended: Cancel is gone again
     table, public, holdout = at.session_state["ru_result"]
     assert not public and holdout == 0.0
     dp = table[table["method"] == "independent"]
@@ -146,10 +148,12 @@ def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     assert sorted((e["method"], e["epsilon_total"]) for e in sweep_log) == [
         ("bootstrap", None), ("cart", None), ("independent", 0.5), ("independent", 5.0)]
     # The steward's question, answered by the core from this sweep.
-    at.number_input(key="ru_q_threshold_pmse_ratio").set_value(1e6).run()
-    expected = core.rumap.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "exact_copy_share")
+    # The risk axis defaults to the median DCR (issue 20.3); the threshold's key names measure and method.
+    at.number_input(key="ru_q_threshold_pmse_ratio_independent").set_value(1e6).run()
+    expected = core.rumap.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "dcr_median")
     assert expected["epsilon"] == 0.5
-    assert expected["sentence"] in [s.value for s in at.success]
+    assert any(s.value.startswith(expected["sentence"]) and "0.5 is the lowest ε in this grid" in s.value
+               for s in at.success)
     labels = [b.label for b in at.get("download_button")]
     assert "Figure (interactive HTML)" in labels and "Sweep table (CSV)" in labels
 

@@ -23,7 +23,7 @@ def at():
 def test_a_sweep_on_a_scheduler_is_the_local_sweep(at):
     at.button(key="ru_run").click().run()
     local = at.session_state["ru_result"][0]
-    app_state._SWEEPS.clear()
+    at.session_state["_cache"]["ru_sweep"].clear()  # the sweep cache ignores the scheduler: same table
     with distributed.LocalCluster(n_workers=2, processes=False, protocol="tcp", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         at.text_input(key="ru_scheduler").set_value(cluster.scheduler_address).run()
@@ -37,7 +37,7 @@ def test_a_sweep_on_a_scheduler_is_the_local_sweep(at):
 def test_a_bad_scheduler_address_is_one_sentence_and_keeps_the_last_sweep(at):
     at.button(key="ru_run").click().run()
     before = at.session_state["ru_result"][0]
-    app_state._SWEEPS.clear()
+    at.session_state["_cache"]["ru_sweep"].clear()  # the sweep cache ignores the scheduler: same table
     at.text_input(key="ru_scheduler").set_value("my cluster").run()
     at.button(key="ru_run").click().run()
     assert not at.exception

@@ -1,5 +1,6 @@
 """The Compare page (AppTest): every discriminator runs, the new elements show, gaps are said, user text stays inert."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -26,6 +27,10 @@ def _ok(at):
 
 def _titles(at) -> list[str]:
     return [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+
+
+def _charts(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
 def _metrics(at) -> dict[str, str]:
@@ -147,3 +152,48 @@ def test_user_text_stays_inert_on_compare(at):
     assert not any("<img" in s or "<b>y</b>" in s or "u003cimg" in s for s in specs)
     # ...but the names and levels are there, escaped, so plotly shows them literally.
     assert any("&lt;img" in s for s in specs) and any("&lt;b&gt;y&lt;" in s for s in specs)
+
+
+def test_tables_show_empty_cells_and_fit_and_plots_read_well(at):
+    # Issue 20.6: no "None" in a table, the moments split so the percentiles are not scrolled away, the
+    # categories in their declared order, a legend on the small multiples, each coefficient on its own scale.
+    at.switch_page(PAGE).run()
+    _ok(at)
+    import pyarrow as pa
+    frames = [d.value for d in at.dataframe]
+    distances = next(f for f in frames if {"ks", "tv"} <= set(f.columns))
+    assert distances.isna().to_numpy().any()  # there are empty cells to show
+    styled = [t for t in at.dataframe if {"ks", "kurtosis", "p50"} & set(t.value.columns)]
+    assert len(styled) == 3
+    for table in at.dataframe:  # the browser shows a missing cell as "None" unless the placeholder says ""
+        assert table.proto.HasField("placeholder") and table.proto.placeholder == ""
+    for table in styled:
+        assert table.proto.arrow_data.HasField("styler")  # distances, moments, percentiles go through blank_na
+        shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all().to_pandas()
+        cells = {str(v) for v in shown.to_numpy().ravel()}
+        assert not cells & {"None", "nan", "NaN", "<NA>"}, cells
+    shown = pa.ipc.open_stream(at.dataframe[0].proto.arrow_data.styler.display_values).read_all().to_pandas()
+    assert shown.loc["species", "ks"] == "" and shown.loc["species", "tv"] == f"{distances.loc['species', 'tv']:.4g}"
+    moments = next(f for f in frames if "kurtosis" in f.columns)
+    percentiles = next(f for f in frames if "p50" in f.columns)
+    assert "p50" not in moments.columns and "kurtosis" not in percentiles.columns
+    assert list(percentiles.index) == list(moments.index)
+    # A schema whose declared orders are not alphabetical: species reversed, years newest first.
+    ds = at.session_state["dataset"]
+    declared = ds.schema.to_dict()
+    declared["species"]["categories"] = ["Gentoo", "Chinstrap", "Adelie"]
+    declared["year"]["categories"] = [2009, 2008, 2007]
+    at.session_state["dataset"] = dataclasses.replace(ds, schema=core.Schema.from_dict(declared))
+    at.selectbox(key="compare_column").set_value("year").run()
+    _ok(at)
+    ds = at.session_state["dataset"]
+    hist = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Distribution of year"))
+    assert hist["data"][0]["x"] == ["2009", "2008", "2007"]
+    at.toggle(key="compare_small_multiples").set_value(True).run()
+    grid = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Every column"))
+    assert [t["name"] for t in grid["data"] if t.get("showlegend")] == ["real", "synthetic"]
+    species = [t for t in grid["data"] if t["xaxis"] == "x"][0]
+    assert species["x"] == ["Gentoo", "Chinstrap", "Adelie"]
+    ci = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Confidence intervals"))
+    terms = [ax["ticktext"][0] for name, ax in ci["layout"].items() if name.startswith("yaxis")]
+    assert len(terms) == len({t["xaxis"] for t in ci["data"]}) >= 2  # one x axis (scale) per coefficient

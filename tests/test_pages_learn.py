@@ -157,3 +157,51 @@ def test_slider_values_survive_a_tab_switch(at):
     _open(at, "Composition")
     _open(at, "e^ε")
     assert _metrics(at)["e^ε, the bound on the probability ratio"] == f"{math.exp(5):,.2f}"
+
+
+def test_a_link_opens_the_same_demo_at_the_same_settings_without_the_data_sidebar():
+    # A teacher's link: the exponential mechanism at n = 50, x = 30, ε = 0.5 (issue 20.7).
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"learn_demo": "exponential", "learn_em_n": "50", "learn_em_x": "30",
+                            "learn_em_eps": "0.5", "learn_em_actual": "false"})
+    at.switch_page("pages/learn.py").run()
+    _no_errors(at)
+    assert at.session_state["learn_tab"] == "Exponential mechanism"
+    assert (at.slider(key="learn_em_n").value, at.slider(key="learn_em_x").value) == (50, 30)
+    table = at.dataframe[0].value.set_index("score")
+    expected, _ = core.teaching.exponential_binary_table(50, 30, 0.5)
+    # The table's new column: each score's probability of its most likely r (0.1248, 0.0199, 0.0430 here,
+    # checked by hand in test_teaching), beside its expected distance and posterior.
+    assert table["P(most probable r)"].round(4).tolist() == [0.1248, 0.0199, 0.0430]
+    assert table["P(most probable r)"].tolist() == expected["mode_probability"].tolist()
+    assert {"expected |r − x|", "expected P(r | x)"} <= set(table.columns)
+    # The address bar keeps the demo and every control of it; nothing of the session's data or settings.
+    params = dict(at.query_params)
+    assert params["learn_demo"] == "exponential" and params["learn_em_n"] == "50"
+    assert params["learn_em_actual"] == "false" and "data" not in params and "eps" not in params
+    assert len(at.sidebar) == 0  # no dataset, mode or settings beside a demo that never reads them
+    # A changed slider is written back, so the link follows the demo.
+    at.slider(key="learn_em_n").set_value(60).run()
+    assert dict(at.query_params)["learn_em_n"] == "60"
+
+
+def test_a_link_with_bad_values_keeps_the_defaults():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"learn_demo": "randomized_response", "learn_rr_n": "999999", "learn_rr_p": "abc"})
+    at.switch_page("pages/learn.py").run()
+    _no_errors(at)
+    assert at.session_state["learn_tab"] == "Randomized response"
+    assert (at.slider(key="learn_rr_n").value, at.slider(key="learn_rr_p").value) == (200, 0.75)
+
+
+def test_beta_binomial_curves_mark_the_current_epsilon_and_m(at):
+    at = _open(at, "Beta–binomial synthesizer")
+    at.select_slider(key="learn_bb_eps").set_value(2.0).run()
+    _no_errors(at)
+    by_eps, by_m = (json.loads(c.proto.spec) for c in at.get("plotly_chart"))
+    assert [s["x0"] for s in by_eps["layout"]["shapes"] if s.get("line", {}).get("dash") == "dot"] == [2.0, 2.0]
+    assert [s["x0"] for s in by_m["layout"]["shapes"] if s.get("line", {}).get("dash") == "dot"] == [3, 3]
+    # The label sits at the line: on the log ε axis an annotation's x is log10(ε).
+    labels = {a["text"]: a["x"] for a in by_eps["layout"]["annotations"]}
+    assert labels["ε = 2"] == pytest.approx(math.log10(2.0)) and "new text" not in labels
+    assert {a["text"]: a["x"] for a in by_m["layout"]["annotations"]}["m = 3"] == 3

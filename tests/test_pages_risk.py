@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -174,3 +175,47 @@ def test_ru_map_plots_the_new_risk_measures(at, x, holdout):
     assert swept_holdout == holdout and table[x].notna().all()
     assert json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["xaxis"]["title"]["text"] == \
         f"{core.METRICS[x].label} (risk)"
+
+
+def test_distance_measures_on_a_subsample_say_its_size(at, monkeypatch):
+    # A million-row table took 17 s to measure: above the cap, a random subsample of the real records is
+    # measured against every synthetic record, and the page says how many (penguins under a cap of 100).
+    monkeypatch.setattr(core.constraints, "RISK_DISTANCE_MAX_ROWS", 100)
+    at.switch_page("pages/risk.py").run()
+    _no_errors(at)
+    ds, cfg, train, _, synth = _expected_inputs(at)
+    full = core.risk.distance_risk(train, synth, schema=ds.schema, seed=cfg.seed)
+    sub = core.risk.distance_risk(train, synth, schema=ds.schema, seed=cfg.seed, max_rows=100)
+    assert sub.measured == (100, 344) and full.measured is None and len(sub.dcr_train) == 100
+    # Each measured record's DCR is exact: the subsample's distances are some of the full run's.
+    assert np.isin(sub.dcr_train, full.dcr_train).all()
+    assert _metrics(at)["Median DCR"] == f"{np.median(sub.dcr_train):.4f}"
+    assert any("random subsample of 100 of the 344 records" in c.value
+               and f"all {len(synth):,} synthetic" in c.value for c in at.caption)
+    # At or above the table's size, max_rows changes nothing.
+    same = core.risk.distance_risk(train, synth, schema=ds.schema, seed=cfg.seed, max_rows=344)
+    assert same.measured is None and np.array_equal(same.dcr_train, full.dcr_train)
+
+
+def test_page_opens_with_one_line_on_every_verdict_and_no_alarm_without_a_holdout(at):
+    # An ε = 1 DP synthesis of the penguins, no rows held out (issue 20.4).
+    at.switch_page("pages/risk.py").run()
+    _no_errors(at)
+    ds, cfg, train, _, synth = _expected_inputs(at)
+    keys, sensitive = list(ds.schema.keys), ds.schema.sensitive
+    stol = core.risk.default_sensitive_tolerance(sensitive, [train, synth], ds.schema)
+    kw = dict(schema=ds.schema, sensitive_tolerance=stol)
+    estimates = [core.risk.key_match_disclosure(train, synth, keys, sensitive, **kw).estimate,
+                 core.risk.unique_reproduction(train, synth, keys, sensitive, **kw).estimate,
+                 *[core.risk.distance_risk(train, synth, schema=ds.schema, seed=cfg.seed).estimates[m]
+                   for m in ("exact_copy_share", "dcr_median")],
+                 core.risk.attribute_inference(train, synth, keys, sensitive, schema=ds.schema, seed=cfg.seed).estimate]
+    line = core.risk.verdict_summary(estimates)
+    boxes = [*at.success, *at.info, *at.warning]
+    first = next(b for b in boxes if b.value.startswith("Verdicts on"))
+    assert first.value.startswith(line)
+    # Nothing on this page calls an ε = 1 synthesis "measurable disclosure" without held-out records.
+    assert not any("measurable disclosure." in b.value for b in boxes), [b.value for b in at.warning]
+    # The summary is drawn right after the title, above the formal guarantee.
+    texts = [e.value for e in at.main if hasattr(e, "value") and isinstance(e.value, str)]
+    assert texts.index(first.value) < texts.index("Formal guarantee")

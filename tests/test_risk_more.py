@@ -279,10 +279,16 @@ def test_within_sampling_error_says_no_measurable_disclosure():
 
 
 def test_beyond_the_baseline_is_disclosure_unless_the_holdout_matches():
+    # Without held-out records, beyond the random-data baseline is undecided, not disclosure (issue 20.4):
+    # a synthesis that learned only the population beats random data too.
     est = _estimate(value=0.3, lower=0.26, upper=0.34)
-    assert est.beyond_baseline and est.finding == "disclosure"
-    assert "no measurable disclosure" not in est.verdict()
-    assert "Without held-out records" in est.verdict()
+    assert est.beyond_baseline and est.finding == "undetermined"
+    assert "no measurable disclosure" not in est.verdict() and "measurable disclosure." not in est.verdict()
+    assert "without held-out records" in est.verdict() and "Hold out rows to decide" in est.verdict()
+    # A measure a holdout does not inform (match rates of a row-linked release) still says disclosure.
+    linked = _estimate(value=0.3, lower=0.26, upper=0.34, holdout_applies=False)
+    assert linked.finding == "disclosure" and linked.verdict().endswith("Released as is, the original data "
+                                                                        "would score 0.9.")
     # Held-out records do as well: population-level inference, not disclosure about the records used.
     pop = _estimate(value=0.3, lower=0.26, upper=0.34, holdout=0.29, holdout_lower=0.22, holdout_upper=0.36)
     assert pop.beyond_holdout is False and pop.finding == "population"
@@ -302,8 +308,9 @@ def test_verdict_follows_each_measures_direction():
     auc = _estimate(metric="mia_auc", value=0.52, lower=0.49, upper=0.55, baseline=0.5, baseline_lower=0.5,
                     baseline_upper=0.5)
     assert auc.finding == "none"
+    # (built from the holdout itself, so holdout_applies=False as distance_risk makes it)
     assert _estimate(metric="mia_auc", value=0.7, lower=0.65, upper=0.75, baseline=0.5, baseline_lower=0.5,
-                     baseline_upper=0.5).finding == "disclosure"
+                     baseline_upper=0.5, holdout_applies=False).finding == "disclosure"
     # A paired interval of the excess overrides the two intervals.
     assert _estimate(excess_lower=0.005, excess_upper=0.035).beyond_baseline
     nan = _estimate(value=math.nan, lower=math.nan, upper=math.nan)
@@ -485,3 +492,18 @@ def test_scorers_need_keys_and_sensitive_and_match_the_functions():
     assert got["attribute_rmse"] == attribute_inference(train, synth, keys, sens, schema=schema, seed=3).score
     assert math.isnan(got["attribute_accuracy"])
     assert got["mia_auc"] == pytest.approx(distance_risk(train, synth, holdout=holdout, schema=schema).membership.auc)
+
+
+def test_verdict_summary_names_each_group_most_serious_first():
+    from dpsynth_core.risk import verdict_summary
+    none = _estimate()                                                            # within sampling error
+    undecided = _estimate(metric="dcr_median", value=0.01, lower=0.008, upper=0.012, baseline=0.09,
+                          baseline_lower=0.085, baseline_upper=0.095)             # closer than random data
+    disclosed = _estimate(value=0.3, lower=0.26, upper=0.34, holdout=0.12, holdout_lower=0.08, holdout_upper=0.17)
+    nan = _estimate(value=math.nan)
+    assert [e.finding for e in (none, undecided, disclosed)] == ["none", "undetermined", "disclosure"]
+    assert verdict_summary([none, undecided, disclosed, nan]) == (
+        "Verdicts on 4 measures: measurable disclosure on 1 measure: Key-match attribute disclosure; "
+        "1 measure beyond the baseline of random data, undecided without held-out records (Median DCR): hold out rows to decide; no "
+        "measurable disclosure on 1 measure; 1 measure not measurable (Key-match attribute disclosure).")
+    assert verdict_summary([none, none]) == "Verdicts on 2 measures: no measurable disclosure on 2 measures."

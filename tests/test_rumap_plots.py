@@ -153,3 +153,23 @@ def test_ecdf_figure_thins_a_long_curve_to_within_its_resolution():
     from scipy.stats import ks_2samp
     assert ecdf.ks == pytest.approx(ks_2samp(real["v"], synth["v"]).statistic, abs=1e-12)
     assert abs(fig.data[2].y[0] - fig.data[2].y[1]) == pytest.approx(ecdf.ks, abs=1e-12)
+
+
+def test_ru_figure_labels_line_ends_only_says_not_dp_and_rings_the_answer(penguins):
+    grid = core.ru_map(penguins[0], ["independent", "cart"], [0.3, 1.0, 3.0], seed=3, schema=penguins[1],
+                       metrics=["ks_mean", "dcr_median"])
+    answer = core.rumap.smallest_epsilon(grid, "independent", "ks_mean", 1.0, "dcr_median")
+    fig = plots.ru_figure(grid, "dcr_median", "ks_mean", answer=answer)
+    by_name = {t.name: t for t in fig.data}
+    # Three ε on the line, text only on its two ends; the middle one says its ε on hover.
+    assert list(by_name["Independent noisy marginals"].text) == ["ε=0.3", "", "ε=3"]
+    assert "ε = 1<br>" in by_name["Independent noisy marginals"].hovertext[1]
+    cart = next(t for n, t in by_name.items() if n.startswith("Sequential CART"))
+    assert cart.name.endswith("(not DP)") and "<br>not DP<br>" in cart.hovertext[0] and list(cart.text) == [""]
+    assert "nan" not in pio.to_json(fig)
+    # Every trace has its own label position, so labels of two lines do not stack.
+    positions = [t.textposition for t in fig.data if t.mode and "text" in t.mode]
+    assert len(positions) == len(set(positions))
+    ring = by_name[f"answer: smallest ε = {answer['epsilon']:g}"]
+    assert (ring.x[0], ring.y[0]) == (answer["risk"], answer["utility"])
+    assert fig.layout.annotations[0].text == f"smallest ε = {answer['epsilon']:g}"

@@ -126,7 +126,7 @@ def test_progress_reports_each_point_and_an_exception_in_it_cancels(penguins):
     assert [f for f, _ in seen] == pytest.approx([i / 5 for i in range(1, 6)])  # 3 DP points, cart, bootstrap
     assert sorted(m for _, m in seen) == sorted(
         ["Independent noisy marginals, ε = 0.5, replicate 1", "Independent noisy marginals, ε = 1, replicate 1",
-         "Independent noisy marginals, ε = 2, replicate 1", "Sequential CART, replicate 1", "Bootstrap, replicate 1"])
+         "Independent noisy marginals, ε = 2, replicate 1", "Sequential CART, not DP, replicate 1", "Bootstrap, not DP, replicate 1"])
 
     def cancel(f, msg):
         raise _Cancel

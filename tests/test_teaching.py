@@ -315,3 +315,58 @@ def test_exp_epsilon_axes_tick_powers_of_ten():
     # Up to ε = 100: e^100 spans log10(e^100) − log10(e^0.01) = 43.4 decades, so every ⌈43.4/8⌉ = 6th power.
     fig = F.exp_epsilon_figure(T.exp_epsilon_curve(0.01, 100.0), 1.0)
     assert (fig.layout.xaxis.dtick, fig.layout.yaxis.dtick) == (1, 6)
+
+
+def test_exponential_table_probability_of_the_most_likely_outcome_by_hand():
+    # n = 50, x = 30, ε = 0.5, Beta(1, 1), Δq = 1, factor 2: P(r) ∝ exp(0.25 q(r)).
+    n, x = 50, 30
+    # −|x − r|: the most likely r is x, with probability 1 / Σ_r e^{−|30 − r|/4}.
+    p_abs = 1 / sum(math.exp(-abs(x - r) / 4) for r in range(n + 1))
+    # P(r | x) by hand: C(n, r) B(r + 1 + x, n − r + 1 + n − x) / B(1 + x, 1 + n − x), with lgamma.
+    def log_beta(a, b):
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    pp = [math.comb(n, r) * math.exp(log_beta(r + 1 + x, n - r + 1 + n - x) - log_beta(1 + x, 1 + n - x))
+          for r in range(n + 1)]
+    w_post = [math.exp(0.25 * v) for v in pp]               # q = P(r | x)
+    w_log = [v ** 0.25 for v in pp]                          # q = log P(r | x): exp(0.25 log p) = p^0.25
+    p_post, p_log = max(w_post) / sum(w_post), max(w_log) / sum(w_log)
+    assert (round(p_abs, 4), round(p_post, 4), round(p_log, 4)) == (0.1248, 0.0199, 0.0430)  # the issue's figures
+    summary, _ = T.exponential_binary_table(n, x, 0.5)
+    got = summary.set_index("score")["mode_probability"]
+    assert got["abs"] == pytest.approx(p_abs, rel=1e-12)
+    assert got["post"] == pytest.approx(p_post, rel=1e-12)
+    assert got["logpost"] == pytest.approx(p_log, rel=1e-12)
+    # Its expected distance to x, from the same hand weights.
+    dist = sum(math.exp(-abs(x - r) / 4) * abs(x - r) for r in range(n + 1)) * p_abs
+    assert summary.set_index("score").loc["abs", "expected_distance"] == pytest.approx(dist, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, default, kw, expected", [
+    ("0.5", 1.0, dict(options=[0.1, 0.5, 1.0]), 0.5),
+    ("0.50000000001", 1.0, dict(options=[0.1, 0.5, 1.0]), 0.5),   # a float written with noise still matches
+    ("0.4", 1.0, dict(options=[0.1, 0.5, 1.0]), None),            # not a slider step
+    ("7", 3, dict(low=0, high=5), None), ("5", 3, dict(low=0, high=5), 5),
+    ("2.5", 3, dict(low=0, high=5), None),                        # an int control given a float
+    ("nan", 0.3, dict(low=0.0, high=1.0), None), ("inf", 0.3, {}, None),
+    ("true", False, {}, True), ("yes", False, {}, None),
+    ("laplace", "geometric", dict(options=["geometric", "laplace"]), "laplace"),
+    ("<script>", "geometric", dict(options=["geometric", "laplace"]), None),
+])
+def test_link_value_keeps_only_valid_control_values(text, default, kw, expected):
+    assert T.link_value(text, default, **kw) == expected
+
+
+def test_legends_sit_above_the_plots_clear_of_the_axis_titles():
+    # Issue 20.7: a legend under the plot (y = -0.2) ran into the x axis title and slanted tick labels.
+    F = core.plots.teaching
+    sweep = T.beta_binomial_sweep(0.3, 50, [0.5, 1.0], [2], reps=50)
+    figures = [F.count_noise_figure(T.count_noise(5, 0.5)),
+               F.exponential_figure(T.exponential_binary_table(5, 2, 1.0)[1], 2),
+               F.beta_binomial_figure(sweep, current=1.0),
+               F.sequential_synthesis_figure(T.sequential_synthesis_demo(core.load_bundled("penguins")[0], seed=0), 3)]
+    for fig in figures:
+        legend = fig.layout.legend
+        assert legend.yanchor == "bottom" and legend.y >= 1, fig.layout.title.text
+        # Subplot titles are annotations just above each panel (y = 1 in paper units): the legend clears them.
+        titles = [a for a in fig.layout.annotations if a.yref == "paper" and a.y is not None and a.y >= 1]
+        assert all(legend.y > a.y for a in titles), fig.layout.title.text

@@ -28,8 +28,11 @@ def esc(text: object) -> str:
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
-    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white",
-                      margin=dict(l=50, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))
+    # The legend sits in a row above the plot, under the title: below it, it ran into the x axis's title
+    # and its tick labels (slanted bin labels reach far down).
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), xaxis_title=x, yaxis_title=y,
+                      template="plotly_white", margin=dict(l=50, r=20, t=90, b=50),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0))
     return fig
 
 
@@ -43,7 +46,8 @@ def histogram_figure(hist: pd.DataFrame, column: str) -> go.Figure:
                hovertemplate="%{x}<br>synthetic: %{y:.3f}<extra></extra>"),
     ])
     fig.update_layout(barmode="group", bargap=0.1)
-    fig.update_xaxes(type="category")
+    # Bin labels ("[2500, 2900)") slant when there are many; automargin keeps them inside the figure.
+    fig.update_xaxes(type="category", automargin=True, tickangle=-45 if len(labels) > 8 else 0)
     return _layout(fig, f"Distribution of {esc(column)}", esc(column), "share of rows")
 
 
@@ -92,22 +96,33 @@ def ecdf_figure(ecdf, column: str) -> go.Figure:
 
 
 def ci_forest_figure(table: pd.DataFrame) -> go.Figure:
-    """Real and synthetic confidence intervals side by side for each coefficient."""
+    """Real and synthetic confidence intervals side by side, one panel per coefficient on its own scale.
+
+    A coefficient's size depends on its predictor's units (an intercept of 13 beside a slope of 0.02 per
+    millimetre), so on one shared axis the small ones shrink to a dot; each panel's axis fits its own two
+    intervals instead.
+    """
+    from plotly.subplots import make_subplots
+
     terms = [esc(t) for t in table["term"]]
-    fig = go.Figure()
-    for who, colour, offset in (("real", REAL_COLOUR, -0.15), ("synth", SYNTH_COLOUR, 0.15)):
-        y = np.arange(len(terms)) + offset
-        est, lo, hi = table[f"est_{who}"], table[f"lo_{who}"], table[f"hi_{who}"]
-        fig.add_trace(go.Scatter(
-            x=est, y=y, mode="markers", name="real" if who == "real" else "synthetic",
-            marker=dict(color=colour, size=8),
-            error_x=dict(type="data", symmetric=False, array=hi - est, arrayminus=est - lo, color=colour),
-            customdata=np.stack([lo, hi], axis=1),
-            hovertemplate="%{x:.4g} [%{customdata[0]:.4g}, %{customdata[1]:.4g}]<extra></extra>",
-        ))
-    fig.update_yaxes(tickvals=list(range(len(terms))), ticktext=terms, autorange="reversed")
-    fig.update_layout(height=max(250, 60 * len(terms) + 120))
-    return _layout(fig, "Confidence intervals, real vs synthetic", "coefficient", "")
+    k = max(1, len(terms))
+    fig = make_subplots(rows=k, cols=1, vertical_spacing=min(0.04, 0.5 / k))
+    for i, term in enumerate(terms):
+        row = table.iloc[i]
+        for who, colour, y, name in (("real", REAL_COLOUR, 0.2, "real"), ("synth", SYNTH_COLOUR, -0.2, "synthetic")):
+            est, lo, hi = (float(row[f"{p}_{who}"]) for p in ("est", "lo", "hi"))
+            fig.add_trace(go.Scatter(
+                x=[est], y=[y], mode="markers", name=name, legendgroup=name, showlegend=i == 0,
+                marker=dict(color=colour, size=8),
+                error_x=dict(type="data", symmetric=False, array=[hi - est], arrayminus=[est - lo], color=colour),
+                hovertemplate=f"{term}, {name}: %{{x:.4g}} [{lo:.4g}, {hi:.4g}]<extra></extra>",
+            ), row=i + 1, col=1)
+        fig.update_yaxes(range=[-0.6, 0.6], tickvals=[0], ticktext=[term], showgrid=False, row=i + 1, col=1)
+        fig.update_xaxes(nticks=6, zeroline=True, zerolinecolor="#bbbbbb", row=i + 1, col=1)
+    fig.update_layout(height=max(250, 70 * k + 140))
+    _layout(fig, "Confidence intervals, real vs synthetic (each coefficient on its own scale)", "", "")
+    fig.update_xaxes(title_text="coefficient", row=k, col=1)
+    return fig
 
 
 def _axis_reversed(metric: str) -> bool:
@@ -120,28 +135,49 @@ def _axis_reversed(metric: str) -> bool:
     return info.goal == "maximize"
 
 
-def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
+def _end_labels(epsilons: pd.Series) -> list[str]:
+    """ε text at the two ends of a method's line only; the points between say theirs on hover.
+
+    A method without ε (not DP) gets no text beside its point: its legend entry and hover say "not DP",
+    and such points sit by the reference stars, whose labels a third label would cover.
+    """
+    eps = list(epsilons)
+    return [(f"ε={e:g}" if i in (0, len(eps) - 1) else "") if not math.isnan(e) else "" for i, e in enumerate(eps)]
+
+
+# Label positions taken in turn by the methods, so two lines ending near each other do not stack labels.
+# (The reference stars take "top left" and "bottom left".)
+_TEXT_POSITIONS = ["top right", "bottom right", "middle right", "top center", "bottom center", "middle left"]
+
+
+def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = None) -> go.Figure:
     """Risk (x) against utility (y): one line per method through its ε sweep.
 
     Means over replicates are drawn with error bars of ±1 standard deviation;
     reference points (original data, bootstrap) are drawn as stars. Each
     marker's ``customdata`` is ``[method, epsilon, seed]`` of one replicate
-    (the first), so a selection can load that synthesis.
+    (the first), so a selection can load that synthesis. Only the ends of a
+    line carry their ε as text (the rest on hover), each method's labels on
+    its own side. ``answer`` (from :func:`dpsynth_core.rumap.smallest_epsilon`,
+    with its ``epsilon``, ``risk`` and ``utility``) is ringed and labelled.
     """
     summary = summarise(points, x, y)
     xl = METRICS[x].label if x in METRICS else x
     yl = METRICS[y].label if y in METRICS else y
-    fig = go.Figure()
+    fig, lines = go.Figure(), 0
     for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
         part = part.sort_values("epsilon")
         ref = bool(part["reference"].iloc[0]) or method == "original"
-        eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "no ε (not DP)" for e in part["epsilon"]]
+        lines += 0 if ref else 1
+        eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "not DP" for e in part["epsilon"]]
         name = esc(part["label"].iloc[0]) + ("" if part["is_dp"].all() else " (not DP)")
         fig.add_trace(go.Scatter(
             x=part["x"], y=part["y"], name=name,
             mode="markers+text" if ref else "lines+markers+text",
-            text=[esc(part["label"].iloc[0]) if ref else (f"ε={e:g}" if not math.isnan(e) else "")
-                  for e in part["epsilon"]], textposition="top right",
+            text=[esc(part["label"].iloc[0])] * len(part) if ref else _end_labels(part["epsilon"]),
+            # References sit at the risky edge (the original data is the riskiest release): label inwards.
+            textposition=("top left" if method == "original" else "bottom left") if ref
+            else _TEXT_POSITIONS[lines % len(_TEXT_POSITIONS)], cliponaxis=False,
             marker=dict(size=14 if ref else 9, symbol="star" if ref else "circle",
                         color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
             error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
@@ -155,6 +191,13 @@ def ru_figure(points: pd.DataFrame, x: str, y: str) -> go.Figure:
     if len(front) > 1:
         fig.add_trace(go.Scatter(x=front["x"], y=front["y"], name="Pareto frontier", mode="lines",
                                  line=dict(color="grey", dash="dash", width=1), hoverinfo="skip"))
+    if answer is not None and answer.get("epsilon") is not None:
+        fig.add_trace(go.Scatter(
+            x=[answer["risk"]], y=[answer["utility"]], name=f"answer: smallest ε = {answer['epsilon']:g}",
+            mode="markers", marker=dict(size=22, symbol="circle-open", color="black", line=dict(width=3)),
+            hoverinfo="skip"))
+        fig.add_annotation(x=answer["risk"], y=answer["utility"], text=f"smallest ε = {answer['epsilon']:g}",
+                           showarrow=True, arrowhead=2, ax=40, ay=-40, bgcolor="white", bordercolor="black")
     _layout(fig, "Risk–utility map", f"{esc(xl)} (risk)", f"{esc(yl)} (utility)")
     if _axis_reversed(x):
         fig.update_xaxes(autorange="reversed")

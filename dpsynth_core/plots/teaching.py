@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -108,8 +110,12 @@ def exponential_figure(distributions: pd.DataFrame, x: int) -> go.Figure:
                    "probability")
 
 
-def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: float = 0.95) -> go.Figure:
-    """Coverage of each combining rule's interval (left) and the estimate's bias (right), along ε or m."""
+def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: float = 0.95,
+                         current: float | None = None) -> go.Figure:
+    """Coverage of each combining rule's interval (left) and the estimate's bias (right), along ε or m.
+
+    ``current`` (the ε or m the sliders are at) is marked by a dotted vertical line on both panels.
+    """
     s = sweep.sort_values(by)
     xlabel = "total ε (log scale)" if by == "epsilon" else "implicates m"
     fig = make_subplots(rows=1, cols=2, subplot_titles=(f"coverage of nominal {level:.0%} intervals",
@@ -128,7 +134,16 @@ def beta_binomial_figure(sweep: pd.DataFrame, *, by: str = "epsilon", level: flo
         fig.update_xaxes(type="log")
     fig.update_xaxes(title_text=xlabel)
     fig.update_yaxes(range=[-0.02, 1.02], tickformat=".0%", row=1, col=1)
-    return _layout(fig, f"Beta–binomial synthesizer along {'ε' if by == 'epsilon' else 'm'}", "", "")
+    if current is not None:
+        for col in (1, 2):
+            fig.add_vline(x=current, line=dict(color="black", dash="dot", width=1), row=1, col=col)
+        # Written by hand: on a log axis an annotation's x is log10 of the value (a shape's is the value).
+        fig.add_annotation(x=math.log10(current) if by == "epsilon" else current, xref="x", y=0.5, yref="y domain",
+                           text=f"{'ε' if by == 'epsilon' else 'm'} = {current:g}", showarrow=False, xanchor="left",
+                           bgcolor="rgba(255,255,255,0.8)")
+    _layout(fig, f"Beta–binomial synthesizer along {'ε' if by == 'epsilon' else 'm'}", "", "")
+    fig.update_layout(legend=dict(y=1.14), margin=dict(t=120))  # clear of the panel titles
+    return fig
 
 
 def sequential_synthesis_figure(result: dict, step: int) -> go.Figure:

@@ -52,7 +52,11 @@ def histogram_grid_figure(hists: dict[str, pd.DataFrame], *, columns: int = 3) -
         else:
             fig.update_xaxes(nticks=5, row=r, col=c)
     fig.update_layout(barmode="group", bargap=0.05, height=max(320, 260 * rows))
-    return _layout(fig, "Every column: real vs synthetic shares", "", "")
+    fig.update_xaxes(automargin=True)
+    _layout(fig, "Every column: real vs synthetic shares", "", "")
+    # The legend above the first row's panel titles, not on them.
+    fig.update_layout(legend=dict(y=1 + 60 / fig.layout.height), margin=dict(t=120))
+    return fig
 
 
 def correlation_difference_figure(fit, *, title: str | None = None) -> go.Figure:

@@ -14,7 +14,8 @@ the scalar ones as R-U scorers.
 
 from .distance import (DistanceRisk, MembershipInference, distance_risk, exact_copy_share, gower_dcr,
                        membership_inference)
-from .estimate import CONFIDENCE, RiskEstimate, auc_interval, median_interval, mover_difference, wilson_interval
+from .estimate import (CONFIDENCE, RiskEstimate, auc_interval, median_interval, mover_difference, verdict_summary,
+                       wilson_interval)
 from .formal import FormalRisk, applicable_measures, formal_risk, is_row_linked
 from .inference import AttributeInference, attribute_inference
 from .keymatch import (DEFAULT_TOLERANCE_SHARE, KeyMatchDisclosure, SampleUniqueness, UniqueReproduction,
@@ -57,5 +58,6 @@ __all__ = [
     "random_public_data",
     "sample_uniqueness",
     "unique_reproduction",
+    "verdict_summary",
     "wilson_interval",
 ]

@@ -34,8 +34,8 @@ def as_float(series: pd.Series, column: str) -> np.ndarray:
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError):
         raise DataError(
-            f"column {column!r} is declared numeric but holds values that are not numbers; "
-            "declare it categorical or clean it"
+            f"Column {column!r} is declared numeric but holds values that are not numbers; "
+            "declare it categorical or clean it."
         ) from None
 
 

@@ -32,6 +32,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 from sklearn.metrics import roc_auc_score, roc_curve
 
+from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
@@ -105,8 +106,9 @@ def gower_dcr(
     check_frame(real, "real")
     check_frame(synth, "synth")
     if len(synth) == 0:
-        raise DataError("the synthetic data has no rows, so no distance can be measured")
+        raise DataError("The synthetic data have no rows, so no distance can be measured; synthesize some rows.")
     encoded_real, encoded_synth = _encode([real, synth], schema)
+    check_distance_cost([encoded_real, encoded_synth], encoded_synth)
     return _NearestGower(encoded_synth, n_jobs=n_jobs).query(encoded_real)
 
 
@@ -181,8 +183,9 @@ def membership_inference(
     for frame, name in ((members, "members"), (non_members, "non_members"), (synth, "synth")):
         check_frame(frame, name)
         if len(frame) == 0:
-            raise DataError(f"membership inference needs records in {name}, got none")
+            raise DataError(f"Membership inference needs records in {name}, which has none; hold out and keep some rows.")
     encoded_members, encoded_non, encoded_synth = _encode([members, non_members, synth], schema)
+    check_distance_cost([encoded_members, encoded_non, encoded_synth], encoded_synth)
     nearest = _NearestGower(encoded_synth, n_jobs=n_jobs)
     return _attack(nearest.query(encoded_members), nearest.query(encoded_non))
 
@@ -221,6 +224,9 @@ class DistanceRisk:
         The DCR-threshold attack, train (members) vs holdout; None without one.
     estimates : dict of str to RiskEstimate
         ``exact_copy_share``, ``dcr_median`` and, with a holdout, ``mia_auc``.
+    measured : tuple of int or None
+        With ``max_rows``: (records measured, records the synthesizer saw);
+        None when every record was measured.
     """
 
     dcr_train: np.ndarray
@@ -230,6 +236,7 @@ class DistanceRisk:
     copies_holdout: float | None
     membership: MembershipInference | None
     estimates: dict
+    measured: tuple[int, int] | None = None  # (records measured, records given) when ``max_rows`` subsampled
 
 
 def distance_risk(
@@ -241,6 +248,7 @@ def distance_risk(
     seed: int | np.random.Generator | None = None,
     n_jobs: int = -1,
     confidence: float = CONFIDENCE,
+    max_rows: int | None = None,
 ) -> DistanceRisk:
     """Everything distance-based the Risk page shows, from one set of KD-trees.
 
@@ -263,6 +271,12 @@ def distance_risk(
     confidence : float, default=0.95
         Level of the intervals: Wilson for copy shares, order statistics for
         medians, Hanley–McNeil for the AUC.
+    max_rows : int or None, default=None
+        Measure at most this many records of ``train`` (and of ``holdout``),
+        drawn at random without replacement; every synthetic record is still
+        searched, so each measured record's DCR and copy are exact and the
+        shares, medians and AUC are estimates from the subsample (their
+        intervals use its size). None: every record.
 
     Returns
     -------
@@ -283,13 +297,21 @@ def distance_risk(
     check_frame(synth, "synth")
     for frame, name in ((train, "train"), (synth, "synth"), (holdout, "holdout")):
         if frame is not None and len(frame) == 0:
-            raise DataError(f"distance-based risk needs records in {name}, got none")
+            raise DataError(f"Distance-based risk needs records in {name}, which has none; hold out and keep some rows.")
     rng = np.random.default_rng(seed)
+    given = [train, synth] + ([holdout] if holdout is not None else [])  # the domains read every record
+    names = [c for c, _, _ in _used_columns(given, schema)]
+    domains = {c: column_domain(c, given, schema) for c in names}
+    measured = None
+    if max_rows is not None and len(train) > max_rows:
+        measured = (max_rows, len(train))
+        train = train.iloc[np.sort(rng.choice(len(train), size=max_rows, replace=False))]
+    if max_rows is not None and holdout is not None and len(holdout) > max_rows:
+        holdout = holdout.iloc[np.sort(rng.choice(len(holdout), size=max_rows, replace=False))]
     frames = [train, synth] + ([holdout] if holdout is not None else [])
-    names = [c for c, _, _ in _used_columns(frames, schema)]
-    domains = {c: column_domain(c, frames, schema) for c in names}
     noise = random_public_data(names, domains, len(synth), rng)
     encoded = _encode([*frames, noise], schema)
+    check_distance_cost(encoded, encoded[1])
     enc_train, enc_synth, enc_noise = encoded[0], encoded[1], encoded[-1]
     nearest = _NearestGower(enc_synth, n_jobs=n_jobs)
     dcr_train = nearest.query(enc_train)
@@ -301,7 +323,7 @@ def distance_risk(
     copies = exact_copy_share(train, synth)
     pi = np.ones(n)
     for c in train.columns:
-        pi = pi * hit_probability(train[c], column_domain(c, frames, schema))
+        pi = pi * hit_probability(train[c], column_domain(c, given, schema))
     copy_base = float(np.mean(-np.expm1(n_s * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
     held_copies, held = None, {}
     if holdout is not None:
@@ -338,7 +360,8 @@ def distance_risk(
             holdout_applies=False,
         )
     return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
-                        copies_holdout=held_copies, membership=membership, estimates=estimates)
+                        copies_holdout=held_copies, membership=membership, estimates=estimates,
+                        measured=measured)
 
 
 def _take(encoded: "_Encoded", rows: np.ndarray) -> "_Encoded":
@@ -374,10 +397,11 @@ def exact_copy_share(real: pd.DataFrame, synth: pd.DataFrame) -> float:
     check_frame(real, "real")
     check_frame(synth, "synth")
     if len(real) == 0:
-        raise DataError("the real data has no rows, so no share can be computed")
+        raise DataError("The real data have no rows, so no share can be computed; load data with rows.")
     missing = [c for c in real.columns if c not in synth.columns]
     if missing:
-        raise DataError(f"columns {missing!r} of the real data are not in the synthetic data")
+        raise DataError(f"Columns {missing!r} of the real data are not in the synthetic data; compare tables with "
+                        "the same columns.")
     columns = [np.concatenate(shared_codes([real[c], synth[c]])) for c in real.columns]
     rows = combine_codes(columns, len(real) + len(synth))
     return float(np.isin(rows[: len(real)], rows[len(real):]).mean())
@@ -398,11 +422,12 @@ def _used_columns(frames: list[pd.DataFrame], schema: Any) -> list[tuple[str, st
             if kind != "excluded":
                 specs.append((name, kind, getattr(col, "bounds", None) if kind == "numeric" else None))
     if not specs:
-        raise DataError("no column is left to measure distances on")
+        raise DataError("No column is left to measure distances on; mark at least one column categorical or numeric.")
     for name, _, _ in specs:
         for frame in frames:
             if name not in frame.columns:
-                raise DataError(f"column {name!r} is missing from one of the data sets compared")
+                raise DataError(f"Column {name!r} is missing from one of the data sets compared; compare tables with the "
+                                "same columns.")
     return [
         (name, kind or ("numeric" if all(is_numeric(f[name]) for f in frames) else "categorical"), bounds)
         for name, kind, bounds in specs
@@ -422,6 +447,24 @@ class _Encoded:
     numeric: np.ndarray  # (n, numeric coordinates), float
     levels: np.ndarray  # categories per categorical column, shared by all frames
     p: int  # columns used
+
+
+def check_distance_cost(encoded: list[_Encoded], synth: _Encoded) -> None:
+    """Refuse, before any search, a distance search whose coordinates would pass the memory budget.
+
+    Every record becomes a row of numeric coordinates plus one per category of
+    each categorical column that does not split the synthetic records into
+    groups (see :class:`_NearestGower`), held by the KD-trees and by the
+    queries, about twice over.
+    """
+    rows = sum(len(e.codes) for e in encoded)
+    grouped = _NearestGower._grouping_columns(synth.codes, synth.levels)
+    width = synth.numeric.shape[1] + int(sum(n for k, n in enumerate(synth.levels) if k not in grouped))
+    refusal = constraints.over_memory_budget(
+        f"Measuring distances on {rows:,} records × {width:,} coordinates (one per category)", 2 * 8 * rows * width,
+        "exclude columns with many categories on the Data page or synthesize fewer rows")
+    if refusal:
+        raise DataError(refusal)
 
 
 def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:

@@ -33,6 +33,7 @@ __all__ = [
     "auc_interval",
     "median_interval",
     "mover_difference",
+    "verdict_summary",
     "wilson_interval",
 ]
 
@@ -249,9 +250,18 @@ class RiskEstimate:
     @property
     def finding(self) -> str:
         """"none" (within sampling error of the baseline), "population" (beyond the baseline
-        but not beyond held-out records) or "disclosure"."""
+        but not beyond held-out records), "undetermined" (beyond the baseline, with no held-out
+        records to tell disclosure from what holds for the population) or "disclosure".
+
+        Random data within the public domain is a low bar: any synthesis that learned the population's
+        patterns (a DP one at ε = 1, say) beats it on distances, key matches and predictions. Only
+        records the synthesizer never saw separate that from disclosure about the records it used, so
+        without them a measure to which a holdout applies is not called disclosure.
+        """
         if not self.beyond_baseline:
             return "none"
+        if self.beyond_holdout is None and self.holdout_applies:
+            return "undetermined"
         return "population" if self.beyond_holdout is False else "disclosure"
 
     def verdict(self) -> str:
@@ -270,11 +280,42 @@ class RiskEstimate:
                     f"{_fmt(self.holdout)} of held-out records the synthesizer never saw, so it reflects "
                     "what holds for the population rather than disclosure about the records it was "
                     "trained on." + ceiling)
-        if self.holdout is not None:
-            held = f" Held-out records score {_fmt(self.holdout)}, so the records used for synthesis are more exposed."
-        elif self.holdout_applies:
-            held = (" Without held-out records this cannot tell disclosure about the records used from what "
-                    "holds for the whole population.")
-        else:
-            held = ""
+        if self.finding == "undetermined":
+            return (f"{self.label}: {shown} is beyond the baseline ({base}), but without held-out records this "
+                    "cannot tell disclosure about the records used from what holds for the whole population: a "
+                    "synthesis that learned only the population's patterns scores this too. Hold out rows to "
+                    "decide." + ceiling)
+        held = (f" Held-out records score {_fmt(self.holdout)}, so the records used for synthesis are more exposed."
+                if self.holdout is not None else "")
         return f"{self.label}: {shown} is beyond the baseline ({base}): measurable disclosure." + held + ceiling
+
+
+def verdict_summary(estimates) -> str:
+    """One line on the verdicts of several measures, the most serious first, naming the measures.
+
+    Examples
+    --------
+    >>> verdict_summary([])
+    'No disclosure measure applies yet.'
+    """
+    estimates = list(estimates)
+    if not estimates:
+        return "No disclosure measure applies yet."
+    groups = {}
+    for est in estimates:
+        groups.setdefault("nan" if math.isnan(est.value) else est.finding, []).append(est.label)
+    words = {
+        "disclosure": "measurable disclosure on {k}: {names}",
+        "undetermined": "{k} beyond the baseline of random data, undecided without held-out records ({names}): "
+                        "hold out rows to decide",
+        "population": "{k} beyond the baseline but no more for the records used than for held-out ones, so "
+                      "population-level ({names})",
+        "none": "no measurable disclosure on {k}",
+        "nan": "{k} not measurable ({names})",
+    }
+    parts = [words[f].format(k=_count(len(groups[f])), names=", ".join(groups[f])) for f in words if f in groups]
+    return f"Verdicts on {_count(len(estimates))}: " + "; ".join(parts) + "."
+
+
+def _count(k: int) -> str:
+    return f"{k} measure" + ("" if k == 1 else "s")

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from ..scoring import register_scorer
@@ -86,10 +87,16 @@ class _Design:
                                else p[:, None].astype(np.float32))
             else:
                 for out, f in zip(self.blocks, frames):
-                    out.append(as_float(f[k], k)[:, None])  # trees split on NaN natively
+                    # trees split on NaN natively, and compare float32: huge values (and inf) are clipped
+                    out.append(np.clip(as_float(f[k], k), -constraints.FLOAT32_SAFE, constraints.FLOAT32_SAFE)[:, None])
 
     def matrix(self, i: int) -> np.ndarray:
         return np.hstack(self.blocks[i]).astype(np.float64)
+
+
+def _finite_or_nan(x: np.ndarray) -> np.ndarray:
+    """Numbers clipped to float32's range, infinite ones made missing."""
+    return np.where(np.isfinite(x), np.clip(x, -constraints.FLOAT32_SAFE, constraints.FLOAT32_SAFE), np.nan)
 
 
 def _constant(y: np.ndarray, categorical: bool) -> float:
@@ -181,13 +188,16 @@ def attribute_inference(
     if categorical:
         targets = shared_codes([f[sensitive] for f in data])
     else:
-        targets = [as_float(f[sensitive], sensitive) for f in data]
+        # An infinite value cannot be predicted or scored: it counts as unknown, like a missing one;
+        # huge ones are clipped so the tree's squared errors stay finite.
+        targets = [_finite_or_nan(as_float(f[sensitive], sensitive)) for f in data]
     known = [np.ones(len(t), bool) if categorical else ~np.isnan(t) for t in targets]
     xs = [design.matrix(i)[ok] for i, ok in enumerate(known)]
     ys = [t[ok] for t, ok in zip(targets, known)]
     for (name, _), y in zip(frames, ys):
         if len(y) < 2:
-            raise DataError(f"{name} has fewer than two known values of {sensitive!r}, so no model can be scored")
+            raise DataError(f"The {name} data have fewer than two known values of {sensitive!r}, so no model can "
+                            "be scored; choose another sensitive column.")
 
     predict, description = _fit(xs[1], ys[1], categorical, rng)
     const = _constant(ys[1], categorical)

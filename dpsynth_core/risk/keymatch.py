@@ -129,7 +129,7 @@ def _check_roles(keys, sensitive, frames: Sequence[tuple[str, pd.DataFrame]]) ->
         if sensitive not in frame.columns:
             raise ValueError(f"the sensitive column {sensitive!r} is not a column of {name}")
         if len(frame) == 0:
-            raise DataError(f"{name} has no rows, so nothing can be matched")
+            raise DataError(f"The {name} data have no rows, so nothing can be matched; load data with rows.")
     return keys
 
 
@@ -140,8 +140,9 @@ def default_sensitive_tolerance(column: str, frames: Sequence[pd.DataFrame], sch
 
 def _sensitive_tolerance(value, domain) -> float:
     if value is None:
-        span = domain.upper - domain.lower
-        return DEFAULT_TOLERANCE_SHARE * span if span > 0 else 0.0
+        # 5% of each end first: the span of numbers near ±1.8e308 would overflow to inf.
+        tol = DEFAULT_TOLERANCE_SHARE * domain.upper - DEFAULT_TOLERANCE_SHARE * domain.lower
+        return float(tol) if tol > 0 and math.isfinite(tol) else 0.0
     if isinstance(value, bool) or not isinstance(value, Real) or not (math.isfinite(value) and value >= 0):
         raise ValueError(f"sensitive_tolerance must be a finite number >= 0, got {value!r}")
     return float(value)
@@ -473,7 +474,7 @@ def sample_uniqueness(real: pd.DataFrame, synth: pd.DataFrame, keys: Sequence[st
     check_frame(synth, "synth")
     keys = _check_keys(keys, real, synth)
     if len(real) == 0 or len(synth) == 0:
-        raise DataError("sample uniqueness needs rows in both the real and the synthetic data")
+        raise DataError("Sample uniqueness needs rows in both the real and the synthetic data; load data with rows.")
     real_u, synth_u = _uniques(real, keys), _uniques(synth, keys)
     n_s = len(synth)
     domains = {k: column_domain(k, [real, synth], schema) for k in keys}

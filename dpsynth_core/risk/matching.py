@@ -135,11 +135,11 @@ def match_rates(
     n = len(confidential)
     if len(released) != n:
         raise DataError(
-            f"match rates need a row-linked release: confidential has {n} rows, "
-            f"released has {len(released)}"
+            f"Match rates need a row-linked release, but the confidential data have {n} rows and the "
+            f"released data {len(released)}; compare a partially synthetic release of the same rows."
         )
     if n == 0:
-        raise DataError("match rates need at least one confidential record")
+        raise DataError("Match rates need at least one confidential record; load data with rows.")
     numeric = [k for k in keys if is_numeric(confidential[k]) and is_numeric(released[k])]
     tolerances = _check_tolerance(tolerance, keys, numeric)
 

@@ -130,10 +130,13 @@ def random_public_data(columns: Sequence[str], domains: dict[str, Domain], n: in
             cats[:len(d.categories)] = list(d.categories)  # a nullable domain's last value stays None
             out[c] = cats[rng.integers(0, len(cats), n)]
             continue
-        if d.integer:
+        if d.integer and max(abs(d.lower), abs(d.upper)) < 2.0 ** 62:  # numpy draws whole numbers in int64
             lo = math.ceil(d.lower)
             values = rng.integers(lo, max(math.floor(d.upper), lo) + 1, n).astype(float)
         else:
-            values = rng.uniform(d.lower, d.upper, n)
+            # Drawn over half the range and doubled (exact): a range near ±1.8e308 overflows a float.
+            values = 2.0 * rng.uniform(d.lower / 2.0, d.upper / 2.0, n)
+            if d.integer:
+                values = np.clip(np.rint(values), d.lower, d.upper)
         out[c] = np.where(rng.random(n) < d.missing_probability, np.nan, values)
     return pd.DataFrame(out)

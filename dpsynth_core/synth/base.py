@@ -17,6 +17,8 @@ import json
 import math
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -188,6 +190,19 @@ class Synthesis:
 _CACHE_SIZE = 8
 _measure_cache: "OrderedDict[str, Any]" = OrderedDict()
 _measure_lock = threading.Lock()  # the app runs sessions in threads; an OrderedDict is not thread-safe
+# A caller's own cache instead of the module's, for the calls made inside ``measure_cache``: the app gives
+# each session its own, so a session's measurements (which can hold its data) end with the session.
+_caller_cache: ContextVar["OrderedDict[str, Any] | None"] = ContextVar("dpsynth_measure_cache", default=None)
+
+
+@contextmanager
+def measure_cache(store: "OrderedDict[str, Any]"):
+    """Keep the measurements made inside this block in ``store`` rather than in the process-wide cache."""
+    token = _caller_cache.set(store)
+    try:
+        yield store
+    finally:
+        _caller_cache.reset(token)
 
 
 def fingerprint(df: pd.DataFrame) -> str:
@@ -203,15 +218,17 @@ def _measured(synth: Synthesizer, df: pd.DataFrame, schema: Schema, columns: lis
     # the same data, so nothing of one user's data can reach another.
     key = json.dumps([synth.name, fingerprint(df), schema.to_dict(), columns, params],
                      sort_keys=True, default=str)
+    cache = _caller_cache.get()
+    cache = _measure_cache if cache is None else cache
     with _measure_lock:
-        if key in _measure_cache:
-            _measure_cache.move_to_end(key)
-            return _measure_cache[key]
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
     value = synth.measure(df, schema, columns, **params)  # outside the lock: measuring can take seconds
     with _measure_lock:
-        _measure_cache[key] = value
-        while len(_measure_cache) > _CACHE_SIZE:
-            _measure_cache.popitem(last=False)
+        cache[key] = value
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
     return value
 
 

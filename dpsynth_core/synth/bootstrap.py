@@ -7,6 +7,7 @@ and as risky, since most released rows are real records.
 from __future__ import annotations
 
 from .base import Synthesizer, register
+from .encoding import keep_in_domain
 
 
 @register
@@ -17,7 +18,8 @@ class Bootstrap(Synthesizer):
     description = "Real rows drawn with replacement: the reference with no protection."
 
     def measure(self, df, schema, columns):
-        return {c: df[c].to_numpy() for c in columns}
+        # A declared bound is a promise about every released value: numbers outside it are clipped.
+        return {c: keep_in_domain(df[c].to_numpy(), schema[c]) for c in columns}
 
     def release(self, measured, *, epsilon, n, rng):
         rows = rng.integers(0, len(next(iter(measured.values()))), size=n)

@@ -17,17 +17,24 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from .. import constraints
+from ..constraints import FLOAT32_SAFE
 from ..schema import ColumnSchema
 from .base import Synthesizer, register
+from .encoding import keep_in_domain
 
 
 def as_feature(values, col: ColumnSchema) -> np.ndarray:
-    """A column as tree input: numbers, or category codes (NaN when missing)."""
+    """A column as tree input: numbers, or category codes (NaN when missing).
+
+    Numbers are clipped to the declared bounds, then to float32's range, in
+    which scikit-learn's trees compare them (beyond it they would become inf).
+    """
     if col.kind == "categorical":
         codes = pd.Categorical(values, categories=list(col.categories)).codes.astype(float)
         codes[codes < 0] = np.nan
         return codes
-    return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+    x = np.clip(pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float), *col.bounds)
+    return np.clip(x, -FLOAT32_SAFE, FLOAT32_SAFE)
 
 
 @dataclass
@@ -68,7 +75,7 @@ class SequentialCart(Synthesizer):
             if c not in targets:
                 continue
             predictors = order[:i]
-            values = df[c].to_numpy()
+            values = keep_in_domain(df[c].to_numpy(), schema[c])  # the donors a leaf hands out
             if not predictors:
                 nodes.append(_Node(c, [], None, values, np.zeros(len(values), np.int64)))
                 continue

@@ -43,6 +43,15 @@ def partition_sum(frame: Any, fn: Callable[[Any], Any], add: Callable[[Any, Any]
     return parts[0].compute()
 
 
+def strides(shape: tuple[int, ...]) -> np.ndarray:
+    """C-order strides of a table of ``shape`` (under the cell cap, so int64 holds them).
+
+    Written out because numpy's ravel_multi_index stops at 64 dimensions, and a table of
+    many one-level columns has few cells.
+    """
+    return np.array([math.prod(shape[j + 1:]) for j in range(len(shape))], dtype=np.int64)
+
+
 def counts(frame: Any, schema: Schema, columns: list[str], bins: int) -> np.ndarray:
     """Contingency table of ``columns`` over their public domains (numeric columns in ``bins`` bins).
 
@@ -54,7 +63,7 @@ def counts(frame: Any, schema: Schema, columns: list[str], bins: int) -> np.ndar
     def table(part) -> np.ndarray:
         codes, _ = encode(part, schema, columns, bins)
         codes = codes[(codes != OUTSIDE).all(axis=1)]
-        flat = np.ravel_multi_index(tuple(codes.T), shape) if len(codes) else np.empty(0, np.int64)
+        flat = codes @ strides(shape) if len(codes) else np.empty(0, np.int64)
         return np.bincount(flat, minlength=math.prod(shape)).reshape(shape)
 
     return partition_sum(frame, table)

@@ -53,6 +53,7 @@ from .. import constraints
 from . import forecasting
 from .base import Step, Synthesizer, register
 from .counting import counts
+from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
 
 
@@ -116,7 +117,8 @@ class Dirichlet(Synthesizer):
         numeric = any(d.column.kind == "numeric" for d in domains)
         remedy = (f"bin numeric columns more coarsely (bins below {bins}) or synthesize fewer columns"
                   if numeric else "synthesize fewer columns or merge categories")
-        return (f"The full table of these {len(columns)} columns has {cells:,} cells, over the "
+        count = f"{cells:,}" if cells < 10 ** 15 else f"about 10^{len(str(cells)) - 1}"
+        return (f"The full table of these {len(columns)} columns has {count} cells, over the "
                 f"Dirichlet–multinomial cap of {constraints.DIRICHLET_MAX_CELLS:,}; {remedy}.")
 
     def measure(self, df, schema, columns, *, bins):
@@ -136,7 +138,7 @@ class Dirichlet(Synthesizer):
         pi = g / total if total > 0 else np.full(cells, 1.0 / cells)
         synthetic_counts = rng.multinomial(n, pi)
         cell_of_row = rng.permutation(np.repeat(np.arange(cells), synthetic_counts))
-        codes = np.unravel_index(cell_of_row, measured.shape)
+        codes = [(cell_of_row // stride) % size for stride, size in zip(_strides(measured.shape), measured.shape)]
         values = {c: decode_column(codes[j], d, rng) for j, (c, d) in enumerate(zip(measured.columns, measured.domains))}
         step = Step(
             "Dirichlet–multinomial posterior sample",

@@ -54,14 +54,22 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
+from ..errors import MethodRefused
 from ..mechanisms import geometric_noise, laplace_scale
 from . import forecasting
 from .base import Step, Synthesizer, register
 from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
-from .regression_design import check_options, column_features, design_matrix, from_unit, to_unit
+from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
+                                from_unit, to_unit)
 
 UU, UY, YY, ZZ = "U'U", "U'Y", "Y'Y", "Z'Z"  # keys of moment_sensitivities
+
+
+def _widest(schema, columns, max_predictors) -> list[str]:
+    """The columns whose design blocks are widest, as many as a regression may use (the memory check's bound)."""
+    widest = sorted(columns, key=lambda c: block_width(schema[c]))
+    return widest[-max_predictors:] if max_predictors else widest
 DEFAULT_CAT_BINS = 5
 DEFAULT_MAX_CELLS = 1000
 DEFAULT_LOG_SCALE = True
@@ -339,6 +347,7 @@ class DPSequentialRegression(Synthesizer):
         if bad is None and (isinstance(numeric_weight, bool) or not isinstance(numeric_weight, (int, float))
                             or not (numeric_weight > 0 and math.isfinite(numeric_weight))):
             bad = f"numeric_weight must be a positive number, got {numeric_weight!r}."
+        bad = bad or design_refusal("DP sequential regression", schema, _widest(schema, columns, max_predictors), n)
         if bad or order is None:
             return bad
         if isinstance(order, str) or not all(isinstance(c, str) for c in order):
@@ -363,6 +372,10 @@ class DPSequentialRegression(Synthesizer):
             return partition_sum(df, lambda part: self.measure(
                 part, schema, columns, bins=bins, cat_bins=cat_bins, max_cells=max_cells, order=order,
                 log_scale=log_scale, max_predictors=max_predictors, numeric_weight=numeric_weight), add=_add_measured)
+        refusal = design_refusal("DP sequential regression", schema, _widest(schema, columns, max_predictors),
+                                 len(df))  # refuse() saw n_s rows
+        if refusal:
+            raise MethodRefused(refusal)
         logged = log_columns(schema, columns) if log_scale else []
         originals = {c: schema[c] for c in logged}
         if logged:  # model these columns on the log scale (public bounds transformed too)

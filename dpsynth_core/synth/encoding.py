@@ -89,6 +89,29 @@ def decode_column(codes: np.ndarray, domain: Domain, rng: np.random.Generator) -
     return x
 
 
+def keep_in_domain(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
+    """Real values of a column as a method that copies them releases: inside the declared domain.
+
+    Numbers are clipped to the bounds; a category outside the declared list (or
+    text in a numeric column) becomes missing, since an undeclared value must
+    not be released. Values already inside come back as they are (whole
+    numbers past 2**53 stay exact).
+    """
+    if col.kind == "categorical":
+        known = pd.Series(values, dtype=object).isin(list(col.categories)).to_numpy() | pd.isna(values)
+        if known.all():
+            return values
+        out = np.asarray(values, dtype=object).copy()
+        out[~known] = np.nan
+        return out
+    if col.kind != "numeric":
+        return values
+    x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
+    lo, hi = col.bounds
+    outside = (x < lo) | (x > hi) | (np.isnan(x) & pd.notna(values))
+    return np.clip(x, lo, hi) if outside.any() else values
+
+
 def encode(df: pd.DataFrame, schema: Schema, columns: list[str], bins: int) -> tuple[np.ndarray, list[Domain]]:
     """Codes of ``columns`` as an (n, len(columns)) array, with their domains."""
     domains = [column_domain(schema[c], bins) for c in columns]

@@ -31,9 +31,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
+from ..errors import MethodRefused
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column
-from .regression_design import check_options, column_features, design_matrix, to_unit
+from .regression_design import check_options, column_features, design_matrix, design_refusal, to_unit
 
 DEFAULT_MAX_ITER = 200
 DEFAULT_C = 1.0
@@ -71,6 +72,8 @@ def _fit_categorical(features, schema, predictors, y: np.ndarray, size: int, *, 
     if not predictors or len(np.unique(y[ok])) < 2:
         return _Categorical(tuple(predictors), size, shares, None)
     X = design_matrix(features, schema, predictors, len(y), intercept=False)[ok]
+    if X.shape[1] == 0:  # the previous columns are constant categoricals: nothing to regress on
+        return _Categorical(tuple(predictors), size, shares, None)
     model = LogisticRegression(C=C, max_iter=max_iter, solver="lbfgs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # iterations are capped on purpose
@@ -116,9 +119,12 @@ class Parametric(Synthesizer):
     defaults = {"max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C}
 
     def refuse(self, schema, columns, n, *, max_iter, C):
-        return check_options(max_iter=max_iter, C=C)
+        return check_options(max_iter=max_iter, C=C) or design_refusal("Parametric synthesis", schema, columns, n)
 
     def measure(self, df, schema, columns, *, max_iter, C, targets=None):
+        refusal = design_refusal("Parametric synthesis", schema, columns, len(df))  # refuse() saw n_s rows
+        if refusal:
+            raise MethodRefused(refusal)
         # One thread: the L-BFGS loss and least squares run OpenMP/BLAS threads that spin-wait
         # when the cores are shared (a server with several sessions); on a loaded 2-core
         # machine one thread was 5× faster than the default.

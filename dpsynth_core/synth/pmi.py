@@ -47,7 +47,7 @@ from threadpoolctl import threadpool_limits
 from .. import constraints
 from . import forecasting
 from .base import Step, Synthesizer, register
-from .encoding import decode_column, encode
+from .encoding import column_domain, decode_column, encode
 from .pegs import _chain_note, run_chains
 from .regression_design import check_options
 
@@ -174,8 +174,16 @@ class PMI(Synthesizer):
         return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
 
     def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=None):
-        return check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C,
-                             **({} if chains is None else {"chains": chains}))
+        bad = check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C,
+                            **({} if chains is None else {"chains": chains}))
+        if bad:
+            return bad
+        # Each column's model keeps a weight per (code of another column, own code): S² − Σ s² floats.
+        sizes = [column_domain(schema[c], bins).size for c in columns]
+        weights = sum(sizes) ** 2 - sum(s * s for s in sizes)
+        return constraints.over_memory_budget(
+            f"PMI's models of {len(columns)} columns with {sum(sizes):,} codes in all", 8 * weights,
+            "exclude columns with many categories on the Data page or use fewer bins")
 
     def measure(self, df, schema, columns, *, bins, fit_rows, max_iter, C, chains=None):
         codes, domains = encode(df, schema, columns, bins)

@@ -25,6 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import constraints
 from ..schema import ColumnSchema, Schema
 from .encoding import column_domain, encode_column
 
@@ -42,7 +43,8 @@ def from_unit(s: np.ndarray, col: ColumnSchema) -> np.ndarray:
     """Inverse of :func:`to_unit` after clipping to [−1, 1]; whole numbers rounded."""
     lo, hi = col.bounds
     x = lo + (np.clip(s, -1.0, 1.0) + 1.0) * (hi - lo) / 2.0
-    return np.clip(np.rint(x), lo, hi) if col.integer else x
+    # Clipped after the arithmetic: rounding can land one ulp past a bound.
+    return np.clip(np.rint(x) if col.integer else x, lo, hi)
 
 
 def column_features(values, col: ColumnSchema) -> np.ndarray:
@@ -84,6 +86,18 @@ def design_matrix(features: dict, schema: Schema, predictors, n: int, *, interce
             block[rows, f[rows] - 1] = 1.0
         blocks.append(block)
     return np.hstack(blocks) if blocks else np.empty((n, 0))
+
+
+def design_refusal(label: str, schema: Schema, columns, rows: int) -> str | None:
+    """One sentence refusing a regression design of ``rows`` × every column's block past the memory budget.
+
+    The design, its copy on the observed rows and the column added for Y (or
+    the solver's copy) are alive at once: three matrices of 8-byte floats.
+    """
+    width = 1 + sum(block_width(schema[c]) for c in columns)
+    return constraints.over_memory_budget(
+        f"{label} on {rows:,} rows with {width:,} design columns (one per category)", 3 * 8 * rows * width,
+        "exclude columns with many categories on the Data page or synthesize fewer rows")
 
 
 def check_options(**options) -> str | None:

@@ -9,6 +9,7 @@ regression degrees of freedom both depend on it).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ __all__ = [
     "MISSING_LABEL",
     "Design",
     "as_labels",
+    "bin_edges",
     "check_pair",
     "column_kinds",
     "dummy_matrix",
@@ -58,6 +60,8 @@ class Design:
     X: np.ndarray
     names: tuple[str, ...]
     groups: tuple[str, ...]
+    #: sentences stating how the design was cut down to its term cap (shown to the user)
+    reductions: tuple[str, ...] = ()
 
     @property
     def n_columns(self) -> int:
@@ -71,6 +75,7 @@ class Design:
             X=self.X[:, keep],
             names=tuple(self.names[i] for i in keep),
             groups=tuple(self.groups[i] for i in keep),
+            reductions=self.reductions,
         )
 
 
@@ -148,6 +153,25 @@ def schema_categorical(schema, columns: Iterable[str]) -> list[str] | None:
     if schema is None:
         return None
     return [c for c in columns if c in schema.columns and schema[c].kind == "categorical"]
+
+
+def bin_edges(finite: np.ndarray, bins: int) -> np.ndarray:
+    """``bins`` equal-width bin edges over the range of ``finite`` (numpy's, when it can).
+
+    numpy refuses a range wider than the largest float (say −1e308 to 1e308),
+    and a single huge value (its ±0.5 is lost in rounding); the edges are then
+    laid out over half the values and doubled, which is exact.
+    """
+    with np.errstate(over="ignore"):
+        span = finite.max() - finite.min()
+    if np.isfinite(span):
+        try:
+            return np.histogram_bin_edges(finite, bins=bins)
+        except ValueError:
+            pass  # one value near 1e308: numpy's ±0.5 around it is lost in rounding
+    lo, hi = finite.min() / 2.0, finite.max() / 2.0
+    pad = abs(lo) * 1e-9 if lo == hi else 0.0  # a relative pad that rounding keeps
+    return 2.0 * np.linspace(lo - pad, hi + pad, bins + 1)
 
 
 def _label(value) -> str:
@@ -299,6 +323,11 @@ def _main_effects(
             x = data[col].to_numpy(dtype=float, na_value=np.nan)
             missing = ~np.isfinite(x)
             observed = x[~missing]
+            # Scaled by a power of two first (exact): the mean and sd of numbers near
+            # ±1e308 would overflow, and the standardised column does not change.
+            top = float(np.abs(observed).max()) if observed.size else 0.0
+            if top > 0:
+                x, observed = np.ldexp(x, -math.frexp(top)[1]), np.ldexp(observed, -math.frexp(top)[1])
             fill = observed.mean() if observed.size else 0.0
             x = np.where(missing, fill, x)
             sd = x.std()
@@ -321,11 +350,57 @@ def _main_effects(
     return columns, names, groups
 
 
+#: Level that pooled rare levels become when the main effects exceed the term cap.
+OTHER_LEVELS = "(other levels)"
+
+
+def main_effect_count(data: pd.DataFrame, kinds: dict[str, str]) -> int:
+    """Columns the main effects of ``data`` take (before dropping dependent ones)."""
+    count = 0
+    for col, kind in kinds.items():
+        values = data[col]
+        if kind == "numeric":
+            x = values.to_numpy(dtype=float, na_value=np.nan)
+            count += 1 + int(not np.isfinite(x).all())
+        else:
+            count += max(values.nunique(dropna=False) - 1, 0)
+    return count
+
+
+def _pool_rare_levels(data: pd.DataFrame, kinds: dict[str, str], max_terms: int) -> tuple[pd.DataFrame, str | None]:
+    """Keep each categorical column's most frequent levels so the main effects fit in ``max_terms``."""
+    if main_effect_count(data, kinds) <= max_terms:
+        return data, None
+    cats = [c for c, k in kinds.items() if k == "categorical"]
+    if not cats:
+        return data, None  # numeric columns take one or two terms each (at most 400 at 200 columns)
+    fixed = main_effect_count(data, {c: k for c, k in kinds.items() if k == "numeric"})
+    counts = {c: as_labels(data[c]) for c in cats}
+    counts = {c: pd.Series(v).value_counts(sort=True) for c, v in counts.items()}
+    # The largest number of levels per column (the pooled one included) that fits the cap.
+    keep = 2
+    for k in range(2, max(len(v) for v in counts.values()) + 1):
+        if fixed + sum(min(len(v), k) - 1 for v in counts.values()) > max_terms:
+            break
+        keep = k
+    pooled = {}
+    for c, v in counts.items():
+        if len(v) > keep:
+            kept = set(v.index[: keep - 1])
+            labels = as_labels(data[c])
+            pooled[c] = np.where(pd.Series(labels).isin(kept).to_numpy(), labels, OTHER_LEVELS)
+    note = (f"Rare levels pooled: {len(pooled)} categorical column{'s' if len(pooled) != 1 else ''} with more "
+            f"than {keep} levels keep their {keep - 1} most frequent and pool the rest as {OTHER_LEVELS!r}, "
+            f"so the main effects take at most {max_terms:,} terms.")
+    return data.assign(**pooled), note
+
+
 def propensity_design(
     data: pd.DataFrame,
     *,
     kinds: dict[str, str],
     interactions: bool = False,
+    max_terms: int | None = None,
 ) -> Design:
     """Encode stacked real and synthetic rows for a propensity model.
 
@@ -345,16 +420,33 @@ def propensity_design(
         Output of :func:`column_kinds`; its keys are the columns encoded.
     interactions : bool, default False
         Add pairwise products of main-effect columns.
+    max_terms : int or None, default None
+        Cap on the design's columns: beyond it each categorical column's
+        rarest levels are pooled into ``"(other levels)"`` and only the first
+        pairwise products (in column order) are kept. ``Design.reductions``
+        states what was cut.
 
     Returns
     -------
     Design
     """
+    reductions = []
+    if max_terms is not None:
+        # With interactions the main effects get a quarter of the terms, the products the rest.
+        data, note = _pool_rare_levels(data, kinds, max_terms // 4 if interactions else max_terms)
+        reductions += [note] if note else []
     columns, names, groups = _main_effects(data, kinds)
     if interactions and len(columns) > 1:
+        room = None if max_terms is None else max(max_terms - len(columns), 0)
+        sizes = pd.Series(groups).value_counts().to_numpy()
+        possible = int((len(groups) ** 2 - int((sizes ** 2).sum())) // 2)  # pairs from different variables
         main = list(zip(columns, names, groups))
+        added, capped = 0, False
         for i in range(len(main)):
             for j in range(i + 1, len(main)):
+                if room is not None and added >= room:
+                    capped = True
+                    break
                 (xi, ni, gi), (xj, nj, gj) = main[i], main[j]
                 # Two dummies of one variable never both equal 1, and a
                 # numeric column times its own missing indicator is 0.
@@ -366,7 +458,11 @@ def propensity_design(
                 columns.append(product)
                 names.append(f"{ni}:{nj}")
                 groups.append(f"{gi}:{gj}")
+                added += 1
+        if capped:
+            reductions.append(f"Interactions capped: {added:,} of the {possible:,} possible pairwise products "
+                              f"kept (the first in column order), so the model fits at most {max_terms:,} terms.")
     n = len(data)
     X = np.column_stack(columns) if columns else np.zeros((n, 0))
-    design = Design(X=X, names=tuple(names), groups=tuple(groups))
+    design = Design(X=X, names=tuple(names), groups=tuple(groups), reductions=tuple(reductions))
     return design.take(independent_columns(design.X))

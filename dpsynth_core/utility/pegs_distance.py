@@ -33,7 +33,7 @@ import pandas as pd
 from .. import constraints
 from ..metric_info import MetricInfo, register
 from ..scoring import register_scorer
-from .design import check_pair, column_kinds, factorize_labels, schema_categorical
+from .design import bin_edges, check_pair, column_kinds, factorize_labels, schema_categorical
 
 __all__ = ["PegsDistances", "pegs_distances", "shared_codes"]
 
@@ -78,7 +78,7 @@ def shared_codes(a: pd.Series, b: pd.Series, *, numeric: bool, bins: int) -> tup
     xb = b.to_numpy(dtype=float, na_value=np.nan)
     both = np.concatenate([xa, xb])
     finite = both[np.isfinite(both)]
-    edges = np.histogram_bin_edges(finite, bins=bins) if finite.size else np.array([0.0, 1.0])
+    edges = bin_edges(finite, bins) if finite.size else np.array([0.0, 1.0])
     k = len(edges) - 1
 
     def code(x):

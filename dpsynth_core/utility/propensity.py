@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from .design import Design, column_kinds, independent_columns, propensity_design
+from .design import Design, column_kinds, independent_columns, main_effect_count, propensity_design
 from .univariate import ks_statistic
 
 __all__ = ["PropensityResult", "propensity_metrics"]
@@ -118,8 +118,9 @@ class PropensityResult:
         computed here.
     pmse_ratio : float
         ``pmse / pmse_null``. When the null is 0 (no usable column, or a
-        tree that never splits permuted labels): inf if ``pmse > 0``, else
-        NaN.
+        tree that never splits permuted labels): 1 for a CART tree that
+        does not split the true labels either (indistinguishable, with a
+        note), otherwise inf if ``pmse > 0``, else NaN.
     specks : float
         KS distance between the scores of real rows and of synthetic rows.
     auc : float
@@ -157,6 +158,10 @@ class PropensityResult:
         With ``holdout``: positions of the scored rows among the ``n_used``
         stacked rows (real subsample first, then synthetic), aligned with
         ``scores``; None when every row is scored.
+    reductions : tuple of str
+        Sentences stating how the input was cut to stay within the term cap
+        and the memory budget (levels pooled, interactions capped, rows
+        subsampled); empty when nothing was cut. Part of :attr:`notes`.
     """
 
     pmse: float
@@ -176,6 +181,7 @@ class PropensityResult:
     holdout: float = 0.0
     n_fit: int = 0
     score_rows: np.ndarray | None = field(default=None, repr=False)
+    reductions: tuple[str, ...] = ()
 
     @property
     def ratio_note(self) -> str | None:
@@ -188,6 +194,12 @@ class PropensityResult:
         that splits at all has pMSE ≥ cp·c(1 − c): the figure reported is
         how many times the fitted tree's pMSE exceeds that floor.
         """
+        if self.model == "cart" and self.pmse_null == 0 and self.n_params == 1:
+            return (
+                "Indistinguishable: no split found. The tree found no split on the true labels nor on "
+                "permuted ones, so real and synthetic rows look alike to it; the pMSE ratio is 1 "
+                "(its 0/0 read as the best case)."
+            )
         if np.isfinite(self.pmse_ratio):
             return None
         if self.model == "cart" and self.pmse_null == 0 and self.pmse > 0:
@@ -207,7 +219,7 @@ class PropensityResult:
     @property
     def notes(self) -> tuple[str, ...]:
         """Sentences the app shows beside the figures."""
-        out = []
+        out = list(self.reductions)
         if self.ratio_note:
             out.append(self.ratio_note)
         if not self.converged:
@@ -313,6 +325,10 @@ def _cart_alpha(c: float) -> float:
     # pruning by misclassification, which sklearn cannot, so this tree may
     # keep a few more splits than synthpop's.
     return _CART_CP * 2.0 * c * (1.0 - c)
+
+
+# Copies of the design matrix alive at once while fitting (see _propensity's cost check).
+_COPIES = 4
 
 
 def _pmse(scores: np.ndarray, c: float) -> float:
@@ -444,15 +460,26 @@ def _propensity(
     holdout: float = 0.0,
 ) -> PropensityResult:
     """The work of :func:`propensity_metrics`, after its checks."""
+    kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
+    interactions = interactions and model == "logit"
+    max_terms = constraints.PROPENSITY_MAX_TERMS
+    reductions = []
+    # Cost check before any matrix is built: the design and its copies (the column list, the
+    # stacked matrix, the centred one, the solver's) take about _COPIES × 8 bytes a cell.
+    terms = max_terms if interactions else min(main_effect_count(pd.concat([real, synth]), kinds), max_terms)
+    budget_rows = max(int(constraints.MEMORY_BUDGET_BYTES // (_COPIES * 8 * max(terms, 1))), 2)
+    if budget_rows < min(max_rows, len(real) + len(synth)):
+        max_rows = budget_rows
+        reductions.append(f"Rows subsampled: the model is fitted on {budget_rows:,} rows drawn at random, so its "
+                          f"{terms:,} terms stay within the {constraints.MEMORY_BUDGET_BYTES / 1e9:g} GB memory "
+                          "budget of one request.")
     idx_real, idx_synth = _subsample(len(real), len(synth), max_rows, rng)
     stacked = pd.concat([real.iloc[idx_real], synth.iloc[idx_synth]], ignore_index=True)
     t = np.r_[np.zeros(len(idx_real), dtype=int), np.ones(len(idx_synth), dtype=int)]
     n_used = len(t)
 
-    kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
-    design: Design = propensity_design(
-        stacked, kinds=kinds, interactions=interactions and model == "logit"
-    )
+    design: Design = propensity_design(stacked, kinds=kinds, interactions=interactions, max_terms=max_terms)
+    reductions = list(design.reductions) + reductions
     if holdout > 0:
         fit_rows, score_rows = _holdout_split(t, holdout, rng)
         # A rare dummy can be constant among the rows fitted.
@@ -498,6 +525,10 @@ def _propensity(
     pmse = _pmse(scores, c)
     if pmse_null > 0:
         ratio = pmse / pmse_null
+    elif model == "cart" and n_params == 1:
+        # No split on the true labels nor on permuted ones: the tree sees the two datasets as
+        # one, the best case, so the ratio is what "indistinguishable" means (ratio_note says so).
+        ratio = 1.0
     else:
         # A zero null means no model could split permuted labels (or there
         # is no usable column): any structure found is infinitely above it.
@@ -522,6 +553,7 @@ def _propensity(
         holdout=float(holdout),
         n_fit=int(n_fit),
         score_rows=score_rows,
+        reductions=tuple(reductions),
     )
 
 

@@ -31,6 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
+from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
 from .combining import COMBINING_CAVEAT, combine_implicates
@@ -403,6 +404,11 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
         return frame.loc[ok, used]
 
     data = {name: complete(frame) for name, frame in frames.items()}
+    for col in used:
+        # Means and sums of squares of such numbers overflow: no fit is computable.
+        if kinds[col] == "numeric" and any((f[col].abs() > constraints.MAX_ABS_VALUE).any() for f in data.values()):
+            raise DataError(f"Column {col!r} holds numbers beyond ±{constraints.MAX_ABS_VALUE:g}, too large to fit "
+                            "a regression on; rescale the column or choose other columns.")
     for name, frame in frames.items():
         dropped = len(frame) - len(data[name])
         if dropped:

@@ -9,6 +9,7 @@ sentence that explains them, never as a bare ``inf``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -132,9 +133,11 @@ def metric_tile(name: str, value: float, note: str | None = None) -> Tile:
 
 def propensity_tiles(res: PropensityResult) -> list[Tile]:
     """pMSE, pMSE ratio, SPECKS and AUC tiles of one discriminator."""
+    ratio = metric_tile("pmse_ratio", res.pmse_ratio, res.ratio_note)
+    # A ratio of 1 read off a 0/0 (no split anywhere) carries its note beside the value.
     return [
         metric_tile("pmse", res.pmse),
-        metric_tile("pmse_ratio", res.pmse_ratio, res.ratio_note),
+        dataclasses.replace(ratio, note=res.ratio_note),
         metric_tile("specks", res.specks),
         metric_tile("auc", res.auc),
     ]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from .design import MISSING_LABEL, as_labels, column_kinds
+from .design import MISSING_LABEL, as_labels, bin_edges, column_kinds
 
 __all__ = ["EcdfData", "ecdf_data", "histogram_data", "ks_mean", "ks_statistic"]
 
@@ -135,6 +135,7 @@ def histogram_data(
     *,
     bins: int = 30,
     categorical: bool | None = None,
+    order=None,
 ) -> pd.DataFrame:
     """Shares of real and synthetic rows in shared bins of one column.
 
@@ -150,6 +151,10 @@ def histogram_data(
     categorical : bool or None, default None
         Force the column to be treated as categorical (True) or numeric
         (False); None decides from the dtypes.
+    order : sequence, optional
+        Categorical columns: the declared categories, listed first in this
+        order (each one even if no row has it); levels outside it follow,
+        sorted. None: every level sorted.
 
     Returns
     -------
@@ -183,7 +188,9 @@ def histogram_data(
 
     if _kind(real, synth, column, categorical) == "categorical":
         lab_real, lab_synth = as_labels(real[column]), as_labels(synth[column])
-        levels = sorted(set(lab_real) | set(lab_synth))
+        seen = set(lab_real) | set(lab_synth)
+        declared = list(dict.fromkeys(as_labels(pd.Series(list(order), dtype=object)))) if order is not None else []
+        levels = declared + sorted(seen - set(declared))
         count_real = pd.Series(lab_real).value_counts().reindex(levels, fill_value=0)
         count_synth = pd.Series(lab_synth).value_counts().reindex(levels, fill_value=0)
         out = pd.DataFrame(
@@ -208,7 +215,7 @@ def histogram_data(
         x_synth = np.where(np.isfinite(x_synth), x_synth, np.nan)
         both = np.concatenate([_finite(x_real), _finite(x_synth)])
         if both.size:
-            edges = np.histogram_bin_edges(both, bins=int(bins))
+            edges = bin_edges(both, int(bins))
         else:
             edges = np.array([0.0, 1.0])
         count_real = np.histogram(_finite(x_real), bins=edges)[0]

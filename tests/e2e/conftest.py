@@ -18,6 +18,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "tests" / "artifacts"
+SERVER_PIDS: dict[str, int] = {}  # url -> the server's process id, for tests that watch the process
 
 
 def _free_port() -> int:
@@ -52,9 +53,11 @@ def _serve(log_name: str):
             proc.kill()
             pytest.fail("streamlit did not become healthy within 60 s")
         time.sleep(0.3)
+    SERVER_PIDS[url] = proc.pid
     try:
         yield url
     finally:
+        SERVER_PIDS.pop(url, None)
         proc.terminate()
         try:
             proc.wait(10)
