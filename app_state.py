@@ -636,8 +636,11 @@ def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, m
 
 
 def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, progress=None,
-             metrics: tuple | None = None, holdout: float = 0.0) -> pd.DataFrame:
+             metrics: tuple | None = None, holdout: float = 0.0, scheduler: str = "") -> pd.DataFrame:
     """The R-U sweep; revisiting the same settings costs nothing.
+
+    Its points run on this machine's cores, or on the Dask cluster at
+    ``scheduler``; the table is the same either way, so the cache ignores it.
 
     Cached by hand rather than with session_cache, whose spinner would sit beside the progress bar.
     Keyed by content like every cache here (``key`` holds the data's hash).
@@ -651,7 +654,7 @@ def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, s
     if full in sweeps:
         sweeps.move_to_end(full)
         return sweeps[full]
-    with measures_in_session():
+    with measures_in_session(), core.cluster.on_scheduler(scheduler):
         table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema,
                             progress=progress, metrics=list(metrics) if metrics else None, holdout=holdout,
                             holdout_mask=mask)

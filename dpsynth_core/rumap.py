@@ -15,11 +15,14 @@ confidential data; a steward who picks ε from the map tunes on that data.
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
+from joblib.parallel import LokyBackend, get_active_backend
 
 from . import constraints
 from .metric_info import METRICS
@@ -27,7 +30,7 @@ from .scoring import SCORERS, register_scorer
 from .risk import exact_copy_share, gower_dcr, membership_inference
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
-from .synth.base import dp_but_for_seed
+from .synth.base import dp_but_for_seed, measurement
 from .utility import ks_statistic, propensity_metrics
 
 def _propensity(real, synth, *, seed, shared, **_):
@@ -95,6 +98,7 @@ def ru_map(
     holdout: float = 0.0,
     holdout_mask: np.ndarray | None = None,
     progress: Callable[[float, str], None] | None = None,
+    n_jobs: int | None = None,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
 
@@ -127,7 +131,15 @@ def ru_map(
         Which rows are held out (from :func:`holdout_mask`); pass the app's
         session mask so a chosen point rebuilds on the same rows.
     progress : callable, optional
-        Called as ``progress(fraction_done, message)`` after each point.
+        Called as ``progress(fraction_done, message)`` after each point, in
+        the order points finish; an exception it raises cancels the sweep.
+    n_jobs : int, optional
+        Points run in parallel through joblib (processes by default). None:
+        the active ``joblib.parallel_config``'s n_jobs, else every local
+        core; under ``parallel_config(backend="dask")`` with a
+        ``dask.distributed.Client`` the points run on that cluster. Each
+        point's result depends only on its seed, so serial, local and Dask
+        runs of one base seed give the same table.
 
     Returns
     -------
@@ -150,29 +162,91 @@ def ru_map(
         raise ValueError(f"unknown measures {unknown}; choose from {sorted(SCORERS)}")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
     train, held = split_holdout(df, holdout, mask=holdout_mask)
-    jobs: list[tuple[str, float, int]] = []
+    jobs: list[tuple[str, float, int]] = [("original", math.nan, 0)] if references else []
     for m in dict.fromkeys(methods):
         grid = [float(e) for e in epsilons] if SYNTHESIZERS[m].is_dp else [math.nan]
         jobs += [(m, e, r) for e in grid for r in range(reps)]
     if references and "bootstrap" not in methods:
         jobs += [("bootstrap", math.nan, r) for r in range(reps)]
 
-    rows = []
-    if references:
-        rows.append({"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
-                     "rep": 0, "seed": base, "reference": True,
-                     **score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics)})
-    for i, (m, eps, rep) in enumerate(jobs):
-        s = point_seed(base, m, eps, rep)
-        result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s)
-        rows.append({"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
-                     "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap",
-                     **score(train, result.data, schema=result.schema, seed=s, holdout=held,
-                             metrics=metrics)})
-        if progress is not None:
-            where = "not DP" if math.isnan(eps) else f"ε = {eps:g}"
-            progress((i + 1) / len(jobs), f"{SYNTHESIZERS[m].label}, {where}, replicate {rep + 1}")
+    # The measure step reads the data once per method per sweep (methods measured
+    # side by side on the workers), and each point gets its method's measurement
+    # instead of measuring again in its worker.
+    names = list(dict.fromkeys(j[0] for j in jobs if j[0] != "original"))
+    n_jobs = _n_jobs(n_jobs)
+    measured = dict(zip(names, Parallel(n_jobs=n_jobs, backend=_backend())(
+        delayed(measurement)(train, m, schema=schema) for m in names)))
+    tasks = (delayed(_point)(i, train, held, schema, metrics, m, eps, rep, base, measured.get(m))
+             for i, (m, eps, rep) in enumerate(jobs))
+    rows: list[dict | None] = [None] * len(jobs)
+    synthesized = [i for i, j in enumerate(jobs) if j[0] != "original"]
+    done = 0
+    results = Parallel(n_jobs=n_jobs, backend=_backend(), return_as="generator_unordered")(tasks)
+    try:
+        for i, row in results:
+            rows[i] = row
+            m, eps, rep = jobs[i]
+            if m == "original":
+                continue
+            done += 1
+            if progress is not None:
+                # A progress callback that raises (the app's Cancel) ends the
+                # sweep; closing the generator below cancels the pending points.
+                where = "not DP" if math.isnan(eps) else f"ε = {eps:g}"
+                progress(done / len(synthesized), f"{SYNTHESIZERS[m].label}, {where}, replicate {rep + 1}")
+    finally:
+        with warnings.catch_warnings():  # joblib warns that it cancelled the pending points: that was the aim
+            warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
+            results.close()
     return pd.DataFrame(rows)
+
+
+class _SharedLokyBackend(LokyBackend):
+    """joblib's default process pool, but a cancelled sweep leaves the pool's workers alive.
+
+    The pool is shared by every sweep of the process (each app session's);
+    joblib's own abort kills its workers, which broke another session's sweep
+    running at the same time. Here dispatching stops and the few points
+    already sent (at most ``pre_dispatch``) finish and are dropped.
+    """
+
+    def abort_everything(self, ensure_ready=True):
+        pass
+
+
+def _backend():
+    """The active joblib backend; the default local pool in its cancel-safe form."""
+    backend, _ = get_active_backend()
+    return _SharedLokyBackend(nesting_level=backend.nesting_level) if type(backend) is LokyBackend else None
+
+
+def _n_jobs(n_jobs: int | None) -> int | None:
+    """``n_jobs``; None: the active ``joblib.parallel_config``'s, else every local core.
+
+    joblib alone reads an unset n_jobs as the backend's default, which is 1
+    (serial) for local processes; a sweep should use the machine unless told.
+    """
+    if n_jobs is not None:
+        return n_jobs
+    backend, configured = get_active_backend()
+    if configured is not None or backend.default_n_jobs != 1:
+        return None  # the config's n_jobs, or the backend's own default (Dask: every worker)
+    return -1
+
+
+def _point(i: int, train: pd.DataFrame, held: pd.DataFrame | None, schema: Schema | None, metrics: list[str],
+           m: str, eps: float, rep: int, base: int, measured) -> tuple[int, dict]:
+    """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments."""
+    if m == "original":
+        return i, {"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
+                   "rep": 0, "seed": base, "reference": True,
+                   **score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics)}
+    s = point_seed(base, m, eps, rep)
+    result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
+                        measured=measured)
+    return i, {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
+               "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap",
+               **score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics)}
 
 
 def holdout_mask(n: int, share: float, rng: np.random.Generator | None = None) -> np.ndarray:

@@ -87,6 +87,10 @@ y = c.selectbox("Utility (y)", core.rumap.metric_options("utility"),
 holdout = d.select_slider("Rows held out", options=[0.0, 0.1, 0.2, 0.3], value=0.0,
                           format_func=lambda v: f"{v:.0%}", key="ru_holdout",
                           help="Held out before synthesis; membership inference compares them with the rest.")
+scheduler = st.text_input("Dask scheduler (optional)", "", key="ru_scheduler", placeholder="tcp://host:8786",
+                          help="Run the sweep's points on this Dask cluster instead of this machine's cores; same "
+                          "results. Its workers need dpsynth installed and receive the data swept: use only a "
+                          "cluster you trust with it.")
 try:
     epsilons = core.parse_epsilon_grid(grid_text)
 except ValueError as err:
@@ -106,7 +110,7 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
                                    progress=lambda f, msg: bar.progress(f, text=msg),
                                    metrics=tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS,
                                                                 *core.rumap.RISK_COLUMNS, x, y])),
-                                   holdout=float(holdout))
+                                   holdout=float(holdout), scheduler=scheduler)
     except (core.DataError, core.MethodRefused, ValueError) as err:
         bar.empty()
         cancel_slot.empty()  # nothing runs any more

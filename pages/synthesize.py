@@ -163,6 +163,10 @@ def exploration(ds) -> None:
     app_state.download("Download ledger (JSON)",
                        lambda r=result: core.release.ledger_bytes(core.release.public_ledger(r.ledger, r.schema)),
                        file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
+    # The settings as `dpsynth synthesize --config` reads them: this run, repeated in batch.
+    app_state.download("Download settings (JSON, for the dpsynth command)",
+                       lambda c=app_state.config(): core.settings.settings_json(c.__dict__).encode("utf-8"),
+                       file_name=f"{stem}.settings.json", mime="application/json", key="download_settings", where=d2)
 
 
 @st.fragment

@@ -262,4 +262,5 @@ def test_a_refused_synthesis_says_why_and_the_page_recovers(at):
     assert not at.get("download_button")  # the page stops at the sentence: nothing to download
     at.number_input(key="opt_dirichlet_bins").set_value(3).run()
     _no_errors(at)
-    assert [b.label for b in at.get("download_button")] == ["Download synthetic CSV", "Download ledger (JSON)"]
+    assert [b.label for b in at.get("download_button")] == ["Download synthetic CSV", "Download ledger (JSON)",
+                                                            "Download settings (JSON, for the dpsynth command)"]

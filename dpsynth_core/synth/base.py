@@ -98,6 +98,8 @@ class Synthesizer:
     def units(self, n: int, **params) -> int:
         """How many times a per-record method spends its per-record ε for ``n`` synthetic rows."""
         return n
+    #: the measure step also takes a Dask DataFrame, summed partition by partition (see .counting)
+    partitioned: ClassVar[bool] = False
 
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
@@ -236,6 +238,25 @@ def _measured(synth: Synthesizer, df: pd.DataFrame, schema: Schema, columns: lis
     return value
 
 
+def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, **params: Any) -> Any:
+    """The measure step :func:`synthesize` runs for ``method`` on all modelled columns (cached).
+
+    ``df`` may be a Dask DataFrame for methods marked ``partitioned``, with a
+    declared ``schema``: the counts are then computed on its cluster.
+    """
+    synth = SYNTHESIZERS[method]
+    dask = hasattr(df, "npartitions")
+    if dask and (schema is None or not synth.partitioned):
+        raise ValueError(f"{synth.label} needs the data in memory (a pandas DataFrame)" if schema is not None
+                         else "A Dask DataFrame needs a declared schema: its domains cannot be read off the data.")
+    schema = schema if dask else infer_schema(df) if schema is None else merge_declared(infer_schema(df), schema)
+    params = {**getattr(synth, "defaults", {}), **params}
+    refusal = synth.refuse(schema, schema.used, len(df), **params)
+    if refusal:
+        raise MethodRefused(refusal)
+    return synth.measure(df, schema, schema.used, **params) if dask else _measured(synth, df, schema, schema.used, params)
+
+
 # -- the public entry point --------------------------------------------------
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -259,6 +280,7 @@ def synthesize(
     columns: list[str] | None = None,
     implicates: int = 1,
     holdout_share: float | None = None,
+    measured: Any = None,
     **params: Any,
 ) -> Synthesis:
     """Make a synthetic version of ``df`` with ``method``.
@@ -298,6 +320,10 @@ def synthesize(
         When ``df`` is what is left after holding out records (each with
         probability ``holdout_share``, by fresh secret randomness), the share,
         for the ledger. The held-out records are not used.
+    measured : optional
+        The result of :func:`measurement` for the same data, method, schema
+        and options, computed once and reused (a sweep's workers); only
+        without ``columns``.
     **params
         Method options (e.g. ``bins`` for methods that discretise).
 
@@ -360,7 +386,7 @@ def synthesize(
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
     else:
-        measured = _measured(synth, df, schema, targets, params)
+        measured = _measured(synth, df, schema, targets, params) if measured is None else measured
         extra = {}
     if getattr(synth, "uses_delta", False):  # zCDP methods need δ > 0: the default when none is asked for
         extra["delta"] = (float(delta) or constraints.DEFAULT_DELTA) / implicates

@@ -52,7 +52,9 @@ import numpy as np
 from .. import constraints
 from . import forecasting
 from .base import Step, Synthesizer, register
-from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
+from .counting import counts
+from .counting import strides as _strides
+from .encoding import Domain, column_domain, decode_column
 
 
 def dirichlet_alpha(n_synth: int, epsilon: float) -> float:
@@ -73,15 +75,6 @@ def check_bins(bins) -> int:
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"bins must be a whole number ≥ 1, got {bins!r}")
     return int(bins)
-
-
-def _strides(shape: tuple[int, ...]) -> np.ndarray:
-    """C-order strides of a table of ``shape`` (under the cell cap, so int64 holds them).
-
-    Written out because numpy's ravel_multi_index stops at 64 dimensions, and a table of
-    many one-level columns has few cells.
-    """
-    return np.array([math.prod(shape[j + 1:]) for j in range(len(shape))], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -112,6 +105,7 @@ class Dirichlet(Synthesizer):
                    "uniform: the pull grows as ε falls and does not shrink with more data (Charest). "
                    "Only for small tables (few columns, coarse bins).")
     defaults = {"bins": constraints.DIRICHLET_DEFAULT_BINS}
+    partitioned = True
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
         return forecasting.dirichlet(schema, epsilon, n, bins=bins)
@@ -130,13 +124,11 @@ class Dirichlet(Synthesizer):
                 f"Dirichlet–multinomial cap of {constraints.DIRICHLET_MAX_CELLS:,}; {remedy}.")
 
     def measure(self, df, schema, columns, *, bins):
-        codes, domains = encode(df, schema, columns, check_bins(bins))
-        shape = tuple(d.size for d in domains)
+        bins = check_bins(bins)
+        domains = [column_domain(schema[c], bins) for c in columns]
         # A value outside the public domain cannot be placed in a cell: such rows are not counted.
-        codes = codes[(codes != OUTSIDE).all(axis=1)]
-        flat = codes @ _strides(shape) if len(codes) else np.empty(0, np.int64)
-        counts = np.bincount(flat, minlength=math.prod(shape))
-        return Table(list(columns), domains, counts)
+        # pandas or, partition by partition, Dask (see .counting)
+        return Table(list(columns), domains, counts(df, schema, list(columns), bins).ravel())
 
     def release(self, measured: Table, *, epsilon, n, rng, bins):
         cells = measured.counts.size

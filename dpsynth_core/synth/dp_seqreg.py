@@ -58,6 +58,7 @@ from ..errors import MethodRefused
 from ..mechanisms import geometric_noise, laplace_scale
 from . import forecasting
 from .base import Step, Synthesizer, register
+from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
 from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
                                 from_unit, to_unit)
@@ -225,6 +226,17 @@ class NoisyLinear:
     scale: float              # Laplace scale b = Δ₁/ε of every released entry
 
 
+def _add_measured(a: tuple, b: tuple) -> tuple:
+    """The statistics of two sets of records together: counts, moments and missing counts add."""
+    def add(x, y):
+        if isinstance(x, _Linear):
+            return dataclasses.replace(x, moments=x.moments + y.moments,
+                                       n_missing=None if x.n_missing is None else x.n_missing + y.n_missing)
+        return dataclasses.replace(x, counts=x.counts + y.counts)
+
+    return (a[0], a[1], [add(x, y) for x, y in zip(a[2], b[2])], *a[3:])
+
+
 def _cell_index(values: dict, features: dict, schema, predictors, domains, n: int) -> np.ndarray:
     """Mixed-radix cell of each row over the binned predictors (−1 if any is outside its domain)."""
     cell = np.zeros(n, dtype=np.int64)
@@ -322,6 +334,7 @@ class DPSequentialRegression(Synthesizer):
     defaults = {"bins": constraints.DEFAULT_BINS, "cat_bins": DEFAULT_CAT_BINS,
                 "max_cells": DEFAULT_MAX_CELLS, "order": None, "log_scale": DEFAULT_LOG_SCALE,
                 "max_predictors": DEFAULT_MAX_PREDICTORS, "numeric_weight": DEFAULT_NUMERIC_WEIGHT}
+    partitioned = True
 
     def forecast(self, schema, epsilon, n=None, **params):
         p = {**self.defaults, **params}
@@ -358,6 +371,10 @@ class DPSequentialRegression(Synthesizer):
     # -- measure: exact statistics, cached ---------------------------------------
     def measure(self, df, schema, columns, *, bins, cat_bins, max_cells, order=None, log_scale=True,
                 max_predictors=None, numeric_weight=1.0):
+        if is_dask(df):  # every statistic is a sum over records: measure each partition, add (see .counting)
+            return partition_sum(df, lambda part: self.measure(
+                part, schema, columns, bins=bins, cat_bins=cat_bins, max_cells=max_cells, order=order,
+                log_scale=log_scale, max_predictors=max_predictors, numeric_weight=numeric_weight), add=_add_measured)
         refusal = design_refusal("DP sequential regression", schema, _widest(schema, columns, max_predictors),
                                  len(df))  # refuse() saw n_s rows
         if refusal:

@@ -14,7 +14,8 @@ from .. import constraints
 from ..mechanisms import geometric_noise
 from . import forecasting
 from .base import Step, Synthesizer, register
-from .encoding import decode_column, encode
+from .counting import marginals
+from .encoding import column_domain, decode_column
 
 
 def noisy_distribution(counts: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
@@ -32,14 +33,15 @@ class Independent(Synthesizer):
     description = ("Each column drawn on its own from a noisy histogram (geometric noise, ε split "
                    "equally over columns). Keeps every marginal; loses all associations.")
     defaults = {"bins": constraints.DEFAULT_BINS}
+    partitioned = True
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
         return forecasting.independent(schema, epsilon, n, bins=bins)
 
     def measure(self, df, schema, columns, *, bins):
-        codes, domains = encode(df, schema, columns, bins)
-        counts = [np.bincount(codes[:, j][codes[:, j] >= 0], minlength=d.size) for j, d in enumerate(domains)]
-        return columns, domains, counts
+        # pandas or, partition by partition, Dask (see .counting)
+        domains = [column_domain(schema[c], bins) for c in columns]
+        return columns, domains, marginals(df, schema, columns, bins)
 
     def release(self, measured, *, epsilon, n, rng, bins):
         columns, domains, counts = measured

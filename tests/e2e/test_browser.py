@@ -78,7 +78,7 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
 def _sweep_and_pick_independent_at_3(page) -> None:
     """Sweep ε ∈ {0.3, 3} and click the independent-marginals point at ε = 3."""
     go(page, "R-U map")
-    page.get_by_test_id("stTextInput").get_by_role("textbox").fill("0.3, 3")
+    page.get_by_label("ε grid (comma-separated; log-spaced by default)").fill("0.3, 3")
     page.keyboard.press("Enter")
     wait_idle(page)
     page.get_by_role("button", name="Run sweep").click()
@@ -125,6 +125,29 @@ def _spending(sidebar) -> tuple[int, float]:
     """The sidebar's count of DP syntheses on this dataset and the ε they spent in all."""
     found = re.search(r"(\d+) DP synthesis\(es\), ε = ([\d.]+) in all", sidebar.inner_text())
     return int(found.group(1)), float(found.group(2))
+
+
+def test_cancel_stops_a_running_sweep_and_the_next_sweep_runs(page):
+    go(page, "R-U map")
+    page.get_by_label("ε grid (comma-separated; log-spaced by default)").fill(
+        ", ".join(f"{e:g}" for e in [0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 30, 50]))
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.get_by_label("Replicates").fill("10")  # 140 points: long enough to be running when Cancel is clicked
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.get_by_role("button", name="Cancel").click()  # shown while the sweep runs
+    wait_idle(page)
+    page.get_by_text("Sweep cancelled; nothing of it was kept.").wait_for()
+    assert page.locator(".js-plotly-plot").count() == 0
+    # The pool survives the cancel: a small sweep runs to its map.
+    page.get_by_label("ε grid (comma-separated; log-spaced by default)").fill("1")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    wait_idle(page)
+    page.locator(".js-plotly-plot").first.wait_for()
 
 
 def test_sweep_pick_a_point_then_release_package(page):

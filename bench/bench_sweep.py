@@ -1,0 +1,85 @@
+"""Benchmark of the R-U sweep in parallel (issue 19) on the bundled diamonds table (53,940 rows).
+
+Target: 6 DP methods × 10 ε × 1 replicate with the default measures (plus
+the two reference points, original and bootstrap) in ≤ 30 s on the 2-core
+machine. Reported: the sweep serially (1 worker), on 2 local processes
+(joblib's loky, the default), and on a dask.distributed LocalCluster of 2
+single-thread worker processes, the same code under
+``joblib.parallel_config(backend="dask")``; the speed-up 1 → 2 workers and
+the cluster's overhead against local processes. Each run starts with an
+empty measurement cache; the pools' start-up is included (a first sweep
+pays it, the app's later sweeps reuse loky's workers). The three tables
+are checked identical.
+
+Run: ``.venv/bin/python bench/bench_sweep.py [--skip-serial]``. Prints the
+machine and its load first: other work on the 2 cores slows every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from _common import flag, machine  # noqa: E402  (also puts the project on sys.path)
+
+import joblib  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import dpsynth_core as core  # noqa: E402
+from dpsynth_core.synth import base  # noqa: E402
+
+DP_METHODS = [m for m, s in core.SYNTHESIZERS.items() if s.is_dp]
+EPSILONS = [float(f"{e:.3g}") for e in np.logspace(-1, 1, 10)]  # 0.1 … 10
+
+
+def sweep(df, schema, **kw):
+    base._measure_cache.clear()
+    t, cpu = time.perf_counter(), time.process_time()
+    table = core.ru_map(df, DP_METHODS, EPSILONS, seed=2026, schema=schema, **kw)
+    return time.perf_counter() - t, table, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-serial", action="store_true", help="skip the 1-worker run (the slowest)")
+    args = parser.parse_args()
+    print(machine())
+    df, schema = core.load_bundled("diamonds")
+    print(f"diamonds {len(df):,} rows; {len(DP_METHODS)} DP methods ({', '.join(DP_METHODS)}) × "
+          f"{len(EPSILONS)} ε ({EPSILONS[0]:g}…{EPSILONS[-1]:g}) × 1 replicate + 2 references = "
+          f"{len(DP_METHODS) * len(EPSILONS) + 2} points; default measures")
+    rows = {}
+    if not args.skip_serial:
+        with joblib.parallel_config(n_jobs=1):
+            rows["1 worker (serial)"] = sweep(df, schema)
+    rows["2 local processes (loky)"] = sweep(df, schema, n_jobs=2)
+    from dask.distributed import Client, LocalCluster
+
+    t = time.perf_counter()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster):
+        start = time.perf_counter() - t
+        with joblib.parallel_config(backend="dask"):
+            rows["LocalCluster, 2 workers (dask)"] = sweep(df, schema)
+    print(f"(LocalCluster start-up, not in the row: {start:.1f} s)")
+    first = next(iter(rows.values()))[1]
+    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    for label, (sec, table, _) in rows.items():
+        pd.testing.assert_frame_equal(table, first)
+        print(f"{label:34s} {sec:6.1f} s  {sec / len(table):.2f} s/point  {flag(sec, 30.0)}")
+    local = rows["2 local processes (loky)"][0]
+    if "1 worker (serial)" in rows:
+        wall, _, cpu = rows["1 worker (serial)"]
+        print(f"speed-up 1 → 2 workers: {wall / local:.2f}×")
+        # CPU time does not grow with other work's load as wall time does: it bounds what 2 cores can do.
+        print(f"serial sweep CPU {cpu:.1f} s ({cpu / len(first):.2f} s/point): no schedule on 2 cores beats "
+              f"{cpu / 2:.1f} s")
+    print(f"LocalCluster overhead against local processes: "
+          f"{rows['LocalCluster, 2 workers (dask)'][0] - local:+.1f} s "
+          f"({rows['LocalCluster, 2 workers (dask)'][0] / local - 1:+.0%}); tables identical")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""The ``dpsynth`` command line: schema, synthesize, sweep and release without the browser.
+
+Run as ``dpsynth …`` (installed by ``pip install .``) or ``python -m dpsynth_core …``.
+Bad input ends with one sentence on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import constraints, plots, release, report
+from .cluster import on_scheduler
+from .errors import DataError, MethodRefused
+from .io import load_csv, to_csv_bytes
+from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
+from .schema import Schema, infer_schema
+from .settings import parse_settings, settings_json
+from .synth import SYNTHESIZERS, fingerprint, synthesize
+
+DATA, SCHEMA = "data/penguins.csv", "data/penguins.schema.json"
+EXAMPLES = {
+    "schema": f"dpsynth schema {DATA} -o penguins.schema.json",
+    "synthesize": f"dpsynth synthesize {DATA} --schema {SCHEMA} --method independent --epsilon 1 -o synth.csv",
+    "sweep": f"dpsynth sweep {DATA} --schema {SCHEMA} --methods independent,dp_seqreg --epsilons 0.1,1,10 "
+             "-o sweep.csv --html sweep.html",
+    "release": f"dpsynth release {DATA} --schema {SCHEMA} --method independent --epsilon 1 -o release.zip",
+}
+
+
+class _Usage(ValueError):
+    """Bad input the command line itself finds."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except (DataError, MethodRefused, ValueError) as err:  # _Usage is a ValueError
+        print(f"dpsynth {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"dpsynth {args.command}: error: cannot use {err.filename or 'a file'}: "
+              f"{err.strerror or err}; check the path.", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"dpsynth {args.command}: cancelled.", file=sys.stderr)
+        return 130
+    return 0
+
+
+# -- inputs ------------------------------------------------------------------
+
+def _read_data(path: str):
+    with open(path, "rb") as fh:
+        return load_csv(fh)
+
+
+def _read_json(path: str, what: str):
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise _Usage(f"The {what} {path} is not valid JSON (line {err.lineno}); fix it or make a new one.") from None
+
+
+def _read_schema(path: str | None, df) -> Schema | None:
+    if path is None:
+        print("dpsynth: note: no --schema, so every domain is read off the data and the result is not DP; "
+              "make one with `dpsynth schema` and declare public values.", file=sys.stderr)
+        return None
+    try:
+        declared = Schema.from_dict(_read_json(path, "schema"))
+    except (TypeError, KeyError, AttributeError) as err:
+        raise _Usage(f"The schema {path} is not in dpsynth's format ({err}); start from `dpsynth schema`.") from None
+    missing = [c for c in declared.columns if c not in df.columns]
+    if missing:
+        raise _Usage(f"The schema names columns the data does not have ({', '.join(map(str, missing))}); "
+                     "use the schema made for this file.")
+    return declared
+
+
+def _settings(args) -> dict:
+    """The configuration: the --config file if any, then the options given on the command line."""
+    given = _read_json(args.config, "settings file") if args.config else {}
+    if not isinstance(given, dict):
+        raise _Usage(f"The settings file {args.config} must hold a JSON object.")
+    for key in ("method", "epsilon", "delta", "n", "implicates", "holdout"):
+        if getattr(args, key, None) is not None:
+            given[key] = getattr(args, key)
+    if getattr(args, "columns", None) is not None:
+        given["columns"] = [c.strip() for c in args.columns.split(",") if c.strip()]
+    if hasattr(args, "seed"):
+        given["seed"] = args.seed if args.seed is not None else given.get("seed")
+    if getattr(args, "param", None):
+        given["params"] = {**dict(given.get("params") or {}), **dict(_param(p) for p in args.param)}
+    return parse_settings(given)
+
+
+def _param(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise _Usage(f"--param takes name=value (for example bins=10), got {text!r}.")
+    try:
+        return name.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return name.strip(), value
+
+
+def _split(df, holdout: float):
+    """(rows synthesized, rows held out): each record held out by a fresh secret coin, as the app does."""
+    return split_holdout(df, holdout)
+
+
+def _synthesize(df, schema, cfg: dict):
+    """(rows synthesized, rows held out, the synthesis)."""
+    train, held = _split(df, cfg["holdout"])
+    return train, held, synthesize(train, cfg["method"], epsilon=cfg["epsilon"], delta=cfg["delta"], schema=schema,
+                             n=cfg["n"], seed=cfg["seed"], implicates=cfg["implicates"],
+                             columns=list(cfg["columns"]) if cfg["columns"] is not None else None,
+                             **dict(cfg["params"]))
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    print(f"wrote {path}", file=sys.stderr)
+
+
+# -- the commands ------------------------------------------------------------
+
+def cmd_schema(args) -> None:
+    df = _read_data(args.data)
+    text = json.dumps(infer_schema(df).to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    print("dpsynth: note: every category list and bound was read off the data (\"derived\": true); replace them "
+          "with values you can publish and delete \"derived\" before a DP synthesis.", file=sys.stderr)
+    if args.output:
+        _write(Path(args.output), text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_synthesize(args) -> None:
+    df = _read_data(args.data)
+    schema = _read_schema(args.schema, df)
+    cfg = _settings(args)
+    _, _, result = _synthesize(df, schema, cfg)
+    out = Path(args.output)
+    if len(result.implicates) == 1:
+        _write(out, to_csv_bytes(result.data))
+    else:
+        for i, frame in enumerate(result.implicates):
+            _write(out.with_name(f"{out.stem}-implicate{i + 1}{out.suffix}"), to_csv_bytes(frame))
+    _write(Path(args.ledger) if args.ledger else out.with_suffix(".ledger.json"), release.ledger_bytes(result.ledger))
+    _write(out.with_suffix(".settings.json"), settings_json(cfg).encode("utf-8"))
+    print(result.ledger["statement"], file=sys.stderr)
+
+
+def cmd_sweep(args) -> None:
+    df = _read_data(args.data)
+    schema = _read_schema(args.schema, df)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    epsilons = constraints.parse_epsilon_grid(args.epsilons)
+    metrics = list(dict.fromkeys([*UTILITY_COLUMNS, *RISK_COLUMNS, args.x, args.y]))
+    with on_scheduler(args.scheduler), _ProgressBar() as bar:
+        table = ru_map(df, methods, epsilons, reps=args.reps, seed=args.seed, schema=schema, metrics=metrics,
+                       holdout=args.holdout, progress=bar,
+                       n_jobs=args.n_jobs)
+    out = Path(args.output)
+    _write(out, to_csv_bytes(table))
+    fig = plots.ru_figure(table, args.x, args.y)
+    _write(Path(args.html) if args.html else out.with_suffix(".html"),
+           fig.to_html(include_plotlyjs=True).encode("utf-8"))
+    if args.seed is None:
+        print("dpsynth: note: each point's seed is in the table; pass --seed to repeat this sweep exactly.",
+              file=sys.stderr)
+
+
+def cmd_release(args) -> None:
+    df = _read_data(args.data)
+    schema = _read_schema(args.schema, df)
+    cfg = _settings(args)
+    if cfg["seed"] is not None:
+        print("dpsynth: note: a release always draws a fresh seed; the settings' seed is not used.", file=sys.stderr)
+        cfg["seed"] = None
+    train, held, result = _synthesize(df, schema, cfg)
+    name, fp = Path(args.data).name, fingerprint(df)
+    log = [{"fingerprint": fp, "dataset": name, "purpose": "release", "method": result.ledger["method"],
+            "epsilon_total": result.ledger["epsilon_total"], "is_dp": result.ledger["is_dp"],
+            "seed": result.ledger["seed"], "rows": result.ledger["n_rows"]}]
+    stem = release.file_stem(name, result.ledger) + "-release"
+    package = report.release_package(dataset_name=name, fingerprint=fp, synthesis=result, stem=stem, log=log)
+    _write(Path(args.output) if args.output else Path(f"{stem}.zip"), package)
+    if args.internal_report:
+        _write(Path(args.internal_report), report.internal_report(dataset_name=name, fingerprint=fp, real=train,
+                                                                  synthesis=result, log=log, holdout=held))
+    print(report.release_statement(result.ledger, log, fp), file=sys.stderr)
+
+
+# -- helpers of the sweep ----------------------------------------------------
+
+class _ProgressBar:
+    """``[#####-----]  12/60  method, ε`` on stderr, redrawn in place after each point."""
+
+    WIDTH = 30
+
+    def __enter__(self):
+        self.drawn = False
+        return self
+
+    def __call__(self, fraction: float, message: str) -> None:
+        self.drawn = True
+        done = int(round(fraction * self.WIDTH))
+        sys.stderr.write(f"\r[{'#' * done}{'-' * (self.WIDTH - done)}] {fraction:4.0%}  {message[:60]:60s}")
+        sys.stderr.flush()
+
+    def __exit__(self, *exc):
+        if self.drawn:
+            sys.stderr.write("\n")
+        return False
+
+
+# -- the parser --------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dpsynth", description="Differentially private synthetic data from the command line.",
+        epilog="Examples:\n  " + "\n  ".join(EXAMPLES.values()), formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, help_text, run):
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example:\n  {EXAMPLES[name]}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("data", help="the confidential table (CSV with one header row)")
+        p.set_defaults(run=run)
+        return p
+
+    p = command("schema", "Infer a schema from a CSV, as JSON to edit (the format of data/*.schema.json).",
+                cmd_schema)
+    p.add_argument("-o", "--output", help="schema JSON to write (default: standard output)")
+
+    def synthesis_options(p, *, seed: bool):
+        p.add_argument("--schema", help="declared public schema JSON (without it nothing is DP)")
+        p.add_argument("--config", help="settings JSON, as the app's settings download or a previous run writes it; "
+                                        "options given here override it")
+        p.add_argument("--method", help=f"one of {', '.join(SYNTHESIZERS)} (default independent)")
+        p.add_argument("--epsilon", type=float, help="total privacy budget ε (default 1)")
+        p.add_argument("--delta", type=float, help="δ for (ε, δ) methods (default 0)")
+        p.add_argument("--n", type=int, help="synthetic rows, declared public (default: a noisy count)")
+        p.add_argument("--implicates", type=int, help="number of synthetic datasets m (default 1)")
+        p.add_argument("--holdout", type=float, help="share of rows kept away from the synthesizer (default 0)")
+        p.add_argument("--columns", help="synthesize only these columns (comma-separated), keep the others")
+        p.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method option, e.g. bins=10")
+        if seed:
+            p.add_argument("--seed", type=int, help="fixed seed: reproducible exploration, NOT a DP release "
+                                                    "(default: fresh entropy)")
+
+    p = command("synthesize", "Synthesize a CSV: writes the synthetic CSV, its ledger JSON and its settings JSON.",
+                cmd_synthesize)
+    synthesis_options(p, seed=True)
+    p.add_argument("-o", "--output", required=True, help="synthetic CSV to write")
+    p.add_argument("--ledger", help="ledger JSON to write (default: beside the CSV, .ledger.json)")
+
+    p = command("sweep", "Risk-utility sweep: the R-U table as CSV and the map as interactive HTML.", cmd_sweep)
+    p.add_argument("--schema", help="declared public schema JSON (without it nothing is DP)")
+    p.add_argument("--methods", default="independent,cart", help="comma-separated methods (default independent,cart)")
+    p.add_argument("--epsilons", default=", ".join(f"{e:g}" for e in constraints.RU_EPSILONS),
+                   help="comma-separated ε grid (default %(default)s)")
+    p.add_argument("--reps", type=int, default=1, help="replicates per point (default 1)")
+    p.add_argument("--holdout", type=float, default=0.0, help="share of rows held out (default 0)")
+    p.add_argument("--seed", type=int, help="base seed, to repeat a sweep exactly (default: fresh entropy)")
+    p.add_argument("--x", default=RISK_COLUMNS[0], help="risk measure on the map's x axis (default %(default)s)")
+    p.add_argument("--y", default=UTILITY_COLUMNS[0], help="utility measure on the y axis (default %(default)s)")
+    p.add_argument("--n-jobs", type=int, help="local worker processes (default: every core)")
+    p.add_argument("--scheduler", help="address of a Dask scheduler to run the points on (tcp://host:8786)")
+    p.add_argument("-o", "--output", required=True, help="R-U table CSV to write")
+    p.add_argument("--html", help="map HTML to write (default: beside the CSV, .html)")
+
+    p = command("release", "The public release package (zip: synthetic CSV, ledger, report), with a fresh seed.",
+                cmd_release)
+    synthesis_options(p, seed=False)
+    p.add_argument("-o", "--output", help="zip to write (default: <data>-<method>-eps<ε>-release.zip)")
+    p.add_argument("--internal-report", metavar="HTML", help="also write the internal report (utility and risk "
+                                                              "against the confidential data; never publish it)")
+    return parser

@@ -1,0 +1,166 @@
+"""The R-U sweep in parallel: serial, local processes and a Dask cluster give one table."""
+
+import os
+import sys
+import threading
+import types
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpsynth_core as core
+from dpsynth_core import rumap
+from dpsynth_core.metric_info import METRICS, MetricInfo, register
+from dpsynth_core.scoring import SCORERS, register_scorer
+from dpsynth_core.synth import base
+
+METHODS = ["independent", "dp_seqreg", "cart"]
+
+
+@pytest.fixture(scope="module")
+def penguins():
+    return core.load_bundled("penguins")
+
+
+def _mask(df):
+    """One holdout split shared by every sweep here (the app keeps its session's mask the same way)."""
+    return rumap.holdout_mask(len(df), 0.2, np.random.default_rng(17))
+
+
+def _sweep(penguins, **kw):
+    df, schema = penguins
+    return core.ru_map(df, METHODS, [0.5, 3.0], reps=2, seed=17, schema=schema, holdout=0.2, holdout_mask=_mask(df),
+                       metrics=[*rumap.UTILITY_COLUMNS, *rumap.RISK_COLUMNS, "mia_auc"], **kw)
+
+
+@pytest.fixture(scope="module")
+def serial(penguins):
+    with joblib.parallel_config(n_jobs=1):
+        return _sweep(penguins)
+
+
+def test_serial_table_is_the_points_scored_one_by_one(penguins, serial):
+    # The reference: each point rebuilt by hand from its recorded seed.
+    df, schema = penguins
+    train, held = rumap.split_holdout(df, 0.2, mask=_mask(df))
+    assert len(serial) == 1 + 2 * 2 * 2 + 2 + 2  # original, 2 DP × 2 ε × 2 reps, cart × 2, bootstrap × 2
+    for row in serial[serial["method"] != "original"].itertuples():
+        eps = None if row.epsilon != row.epsilon else row.epsilon
+        assert row.seed == rumap.point_seed(17, row.method, row.epsilon, row.rep)
+        synth = core.synthesize(train, row.method, epsilon=eps, schema=schema, seed=int(row.seed)).data
+        want = rumap.score(train, synth, schema=schema, seed=int(row.seed), holdout=held,
+                           metrics=["pmse_ratio", "dcr_median", "mia_auc"])
+        assert (row.pmse_ratio, row.dcr_median, row.mia_auc) == (want["pmse_ratio"], want["dcr_median"],
+                                                                 want["mia_auc"])
+
+
+def test_local_processes_give_the_serial_table(penguins, serial):
+    pd.testing.assert_frame_equal(_sweep(penguins, n_jobs=2), serial)
+    pd.testing.assert_frame_equal(_sweep(penguins), serial)  # default: every local core
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    # AppTest leaves the app script as __main__, and a spawned worker process would run it again on start.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_config(backend="dask"), distributed.get_task_stream() as stream:
+            table = _sweep(penguins)
+    # The points ran as tasks of the cluster (joblib names each batch after the function).
+    assert any("_point" in task["key"] for task in stream.data)
+    pd.testing.assert_frame_equal(table, serial)
+
+
+def test_n_jobs_none_follows_the_joblib_config():
+    assert rumap._n_jobs(None) == -1  # no config: every local core (joblib alone would run serially)
+    assert rumap._n_jobs(3) == 3
+    with joblib.parallel_config(n_jobs=1):
+        assert rumap._n_jobs(None) is None and joblib.Parallel(n_jobs=None).n_jobs == 1
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        assert joblib.Parallel(n_jobs=rumap._n_jobs(None)).n_jobs == 2
+
+
+def test_under_a_serial_config_every_point_runs_in_this_process(penguins):
+    register(MetricInfo(name="_pid", label="pid", kind="risk", goal="minimize", lower=0, upper=1e9, best=0,
+                        reading="test only"))
+    register_scorer("_pid", lambda r, s, **_: os.getpid())
+    try:
+        df, schema = penguins
+        with joblib.parallel_config(n_jobs=1):
+            table = core.ru_map(df, ["independent"], [1.0], seed=1, schema=schema, metrics=["_pid"])
+        assert set(table["_pid"]) == {os.getpid()}
+    finally:
+        SCORERS.pop("_pid")
+        METRICS.pop("_pid")
+
+
+def test_each_method_is_measured_once_per_sweep(penguins, monkeypatch):
+    df, schema = penguins
+    calls = []
+    for name in ("independent", "dp_seqreg"):
+        synth = core.SYNTHESIZERS[name]
+        monkeypatch.setattr(synth, "measure", lambda *a, _f=synth.measure, _n=name, **k: (calls.append(_n), _f(*a, **k))[1])
+    base._measure_cache.clear()
+    with joblib.parallel_config(n_jobs=1):
+        core.ru_map(df, ["independent", "dp_seqreg"], [0.5, 1.0, 2.0], reps=2, seed=3, schema=schema,
+                    metrics=["ks_mean"], references=False)
+    assert sorted(calls) == ["dp_seqreg", "independent"]
+
+
+def test_a_measurement_passed_in_gives_the_same_synthesis(penguins):
+    df, schema = penguins
+    measured = base.measurement(df, "dp_seqreg", schema=schema)
+    a = core.synthesize(df, "dp_seqreg", epsilon=1.0, schema=schema, seed=4)
+    b = core.synthesize(df, "dp_seqreg", epsilon=1.0, schema=schema, seed=4, measured=measured)
+    pd.testing.assert_frame_equal(a.data, b.data)
+    assert a.ledger == b.ledger
+
+
+class _Cancel(Exception):
+    pass
+
+
+def test_progress_reports_each_point_and_an_exception_in_it_cancels(penguins):
+    df, schema = penguins
+    seen = []
+    core.ru_map(df, ["independent", "cart"], [0.5, 1.0, 2.0], seed=2, schema=schema, metrics=["ks_mean"], n_jobs=2,
+                progress=lambda f, msg: seen.append((f, msg)))
+    assert [f for f, _ in seen] == pytest.approx([i / 5 for i in range(1, 6)])  # 3 DP points, cart, bootstrap
+    assert sorted(m for _, m in seen) == sorted(
+        ["Independent noisy marginals, ε = 0.5, replicate 1", "Independent noisy marginals, ε = 1, replicate 1",
+         "Independent noisy marginals, ε = 2, replicate 1", "Sequential CART, not DP, replicate 1", "Bootstrap, not DP, replicate 1"])
+
+    def cancel(f, msg):
+        raise _Cancel
+
+    with pytest.raises(_Cancel):
+        core.ru_map(df, ["independent"], [0.5, 1.0, 2.0, 4.0], seed=2, schema=schema, metrics=["ks_mean"],
+                    n_jobs=2, progress=cancel)
+    # The pool is usable after a cancelled sweep.
+    assert len(core.ru_map(df, ["independent"], [1.0], seed=2, schema=schema, metrics=["ks_mean"], n_jobs=2)) == 3
+
+
+def test_a_cancel_leaves_another_sweep_running_at_the_same_time_intact(penguins, serial):
+    # Two app sessions share the process pool: joblib's own abort killed its workers under the other sweep.
+    df, schema = penguins
+    out, started = {}, threading.Event()
+
+    def other():
+        out["table"] = _sweep(penguins, n_jobs=2, progress=lambda f, msg: started.set())
+
+    def cancelled(f, msg):
+        raise _Cancel
+
+    core.ru_map(df, ["independent"], [1.0], seed=2, schema=schema, metrics=["ks_mean"], n_jobs=2)  # pool started
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert started.wait(120)
+    with pytest.raises(_Cancel):
+        core.ru_map(df, ["independent"], [0.5, 1.0, 2.0, 4.0], seed=2, schema=schema, metrics=["ks_mean"],
+                    n_jobs=2, progress=cancelled)
+    thread.join(300)
+    pd.testing.assert_frame_equal(out["table"], serial)
