@@ -33,8 +33,8 @@ else:
         ds = app_state.dataset()
         st.caption("Dataset")
         st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
-        if not ds.schema.is_public:
-            st.caption("Some bounds or categories are read off the data: no synthesis of it is DP.")
+        if ds.schema.undeclared_columns:
+            st.caption("Some columns' domains are read off the data: no synthesis of it is DP.")
         # Slots: the Synthesize page reruns on its own when a setting changes and rewrites them.
         st.caption("Synthesis")
         st.session_state["settings_slot"] = st.empty()

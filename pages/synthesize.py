@@ -53,12 +53,19 @@ def controls(ds, cfg) -> None:
                             on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
         st.checkbox("Declare the number of synthetic rows", value=start("n_declared", cfg.n is not None),
                     key="n_declared",
-                    on_change=lambda: app_state.set_config(n=int(ss["n_rows"]) if ss["n_declared"] else None),
+                    on_change=lambda: app_state.set_config(
+                        n=int(ss["n_rows"]) if ss["n_declared"] and ss.get("n_rows") is not None else None),
                     help="A declared row count is public. Otherwise a DP method releases a noisy count of the "
                          f"data's rows, spending {C.ROW_COUNT_EPSILON_SHARE:.0%} of ε.")
-        st.number_input("Synthetic rows", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
-                        value=start("n_rows", cfg.n or len(ds.df)), key="n_rows", disabled=not ss["n_declared"],
-                        on_change=lambda: app_state.set_config(n=int(ss["n_rows"])))
+        # Empty until typed: the data's exact row count is confidential unless it is known publicly,
+        # so the box never offers it (issue 15).
+        st.number_input("Synthetic rows (a public figure)", min_value=1, max_value=C.MAX_SYNTH_ROWS, step=1,
+                        value=start("n_rows", cfg.n), key="n_rows", disabled=not ss["n_declared"],
+                        placeholder="type a publicly known count",
+                        help="The data's exact number of rows is confidential unless it is known publicly "
+                             "(e.g. published with the survey); type a public figure, not one read off the data.",
+                        on_change=lambda: app_state.set_config(
+                            n=int(ss["n_rows"]) if ss["n_rows"] is not None else None))
         st.number_input("Implicates (m datasets: m·n records, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES,
                         step=1,
                         value=start("implicates", cfg.implicates), key="implicates",

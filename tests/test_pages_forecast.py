@@ -29,8 +29,11 @@ def test_synthesize_page_shows_the_forecast_and_the_suggestion(at):
     # with the suggested method under it.
     at.selectbox(key="method").set_value("pegs").run()
     at.checkbox(key="n_declared").check().run()
+    assert at.number_input(key="n_rows").value is None  # empty until a public figure is typed (issue 15)
+    at.number_input(key="n_rows").set_value(344).run()
     _no_errors(at)
     n = int(at.session_state["n_rows"])
+    assert at.session_state["synth_config"].n == 344
     fc = core.forecast("pegs", schema, eps, n, **core.SYNTHESIZERS["pegs"].defaults)
     assert fc.level == "poor" and "Forecast: " + fc.sentence in [w.value for w in at.warning]
     assert core.suggest_method(schema, eps, n).sentence in [c.value for c in at.caption]

@@ -38,15 +38,16 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     at.button(key="run_release").click().run()
     assert not at.exception, [e.message for e in at.exception]
     log = at.session_state["session_log"]
-    # Each setting looked at is a synthesis: ε=1; ε=2 with a noisy count; ε=2 with 344 rows declared
-    # (ticking the box); ε=2 with 120 rows; then the release.
+    # Each setting looked at is a synthesis: ε=1; ε=2 with a noisy count; ε=2 with 120 rows; then the
+    # release. Ticking the box changes nothing until a figure is typed: the box never offers the data's
+    # exact row count (issue 15).
     assert [(e["purpose"], e["epsilon_total"]) for e in log] == [
-        ("exploration", 1.0), ("exploration", 2.0), ("exploration", 2.0), ("exploration", 2.0), ("release", 2.0)]
+        ("exploration", 1.0), ("exploration", 2.0), ("exploration", 2.0), ("release", 2.0)]
     release = at.session_state["release"]
     led = release.synthesis.ledger
     assert led["seed"] is None and led["epsilon_total"] == 2.0 and led["n_rows"] == 120
-    # 5 DP syntheses at 1 + 2 + 2 + 2 + 2: the statement names the total the session spent.
-    assert "ran 5 DP synthesis(es)" in release.statement and "spending ε = 9 in all" in release.statement
+    # 4 DP syntheses at 1 + 2 + 2 + 2: the statement names the total the session spent.
+    assert "ran 4 DP synthesis(es)" in release.statement and "spending ε = 7 in all" in release.statement
 
     with zipfile.ZipFile(io.BytesIO(release.package)) as z:
         names = sorted(z.namelist())
@@ -59,12 +60,12 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     ds = at.session_state["dataset"]
     assert list(data.columns) == list(ds.df.columns) and len(data) == 120
     assert ledger["method"] == "independent" and ledger["epsilon_total"] == 2.0 and ledger["seed"] is None
-    # The session's total spend travels with the release: 1 + 2 + 2 + 2 + 2.
-    assert ledger["session"]["dp_syntheses_on_this_data"] == 5 and ledger["session"]["epsilon_spent_in_all"] == 9
+    # The session's total spend travels with the release: 1 + 2 + 2 + 2.
+    assert ledger["session"]["dp_syntheses_on_this_data"] == 4 and ledger["session"]["epsilon_spent_in_all"] == 7
     # The public report names the method and the spend, but no fingerprint of the confidential data.
     assert ds.fingerprint not in report and ds.fingerprint[:12] not in report and "SHA-256" not in report
     assert "Independent noisy marginals" in report
-    assert "spending ε = 9 in all" in report and "plotly" in report.lower()
+    assert "spending ε = 7 in all" in report and "plotly" in report.lower()
     # The internal report is a separate file, marked confidential, with the fingerprint and the risk measures.
     internal = release.internal().decode("utf-8")
     assert release.internal_name == "penguins-independent-eps2-internal-report-CONFIDENTIAL.html"
