@@ -52,11 +52,11 @@ def strides(shape: tuple[int, ...]) -> np.ndarray:
     return np.array([math.prod(shape[j + 1:]) for j in range(len(shape))], dtype=np.int64)
 
 
-def counts(frame: Any, schema: Schema, columns: list[str], bins: int) -> np.ndarray:
-    """Contingency table of ``columns`` over their public domains (numeric columns in ``bins`` bins).
+def flat_counts(frame: Any, schema: Schema, columns: list[str], bins: int) -> np.ndarray:
+    """The contingency table of :func:`counts`, flat in C order of its shape.
 
-    Shape: each column's domain size. A row with a value outside a column's
-    declared domain is not counted. ``frame``: pandas or Dask DataFrame.
+    Flat, it has no limit on the number of columns (numpy arrays have at most
+    64 dimensions; a table of 199 one-category columns has one cell).
     """
     shape = tuple(column_domain(schema[c], bins).size for c in columns)
 
@@ -64,9 +64,19 @@ def counts(frame: Any, schema: Schema, columns: list[str], bins: int) -> np.ndar
         codes, _ = encode(part, schema, columns, bins)
         codes = codes[(codes != OUTSIDE).all(axis=1)]
         flat = codes @ strides(shape) if len(codes) else np.empty(0, np.int64)
-        return np.bincount(flat, minlength=math.prod(shape)).reshape(shape)
+        return np.bincount(flat, minlength=math.prod(shape))
 
     return partition_sum(frame, table)
+
+
+def counts(frame: Any, schema: Schema, columns: list[str], bins: int) -> np.ndarray:
+    """Contingency table of ``columns`` over their public domains (numeric columns in ``bins`` bins).
+
+    Shape: each column's domain size. A row with a value outside a column's
+    declared domain is not counted. ``frame``: pandas or Dask DataFrame.
+    """
+    shape = tuple(column_domain(schema[c], bins).size for c in columns)
+    return flat_counts(frame, schema, columns, bins).reshape(shape)
 
 
 def marginals(frame: Any, schema: Schema, columns: list[str], bins: int) -> list[np.ndarray]:

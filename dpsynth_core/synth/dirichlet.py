@@ -52,7 +52,7 @@ import numpy as np
 from .. import constraints
 from . import forecasting
 from .base import Step, Synthesizer, register
-from .counting import counts
+from .counting import flat_counts
 from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
 
@@ -128,7 +128,7 @@ class Dirichlet(Synthesizer):
         domains = [column_domain(schema[c], bins) for c in columns]
         # A value outside the public domain cannot be placed in a cell: such rows are not counted.
         # pandas or, partition by partition, Dask (see .counting)
-        return Table(list(columns), domains, counts(df, schema, list(columns), bins).ravel())
+        return Table(list(columns), domains, flat_counts(df, schema, list(columns), bins))
 
     def release(self, measured: Table, *, epsilon, n, rng, bins):
         cells = measured.counts.size
