@@ -112,7 +112,9 @@ def test_a_learn_link_opens_the_same_demo_and_follows_it(page, server):
     assert page.get_by_role("tab", name="Exponential mechanism").get_attribute("aria-selected") == "true"
     table = page.get_by_test_id("stDataFrame").first
     table.wait_for()
-    # The grid is drawn on a canvas; its cells' values are in the hidden accessible table beside it.
+    # The grid is drawn on a canvas; its cells' values are in the hidden accessible table beside it,
+    # which the grid writes a moment after the canvas: wait for its cells before reading them.
+    table.locator("td, [role=gridcell]").first.wait_for(state="attached")
     cells = table.locator("td, [role=gridcell]").all_text_contents()
     numbers = {round(float(c), 4) for c in cells if re.fullmatch(r"[\d.]+", c.strip())}
     assert {0.1248, 0.0199, 0.0430} <= numbers, cells
