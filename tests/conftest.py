@@ -1,4 +1,4 @@
-"""Shared fixtures: the app's path and a clean Streamlit cache per test."""
+"""Shared fixtures: the app's path, the app under AppTest, and a clean Streamlit cache per test."""
 
 from pathlib import Path
 
@@ -16,3 +16,17 @@ def _clear_streamlit_cache():
 
     st.cache_data.clear()
     yield
+
+
+@pytest.fixture
+def at():
+    """The app under AppTest, after its first run (page test files needing a longer timeout override it)."""
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(APP, default_timeout=60).run()
+
+
+def no_errors(at) -> None:
+    """The page drew no exception and no error box."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

@@ -1,20 +1,11 @@
 """Page tests (issue 18): the Synthesize page forecasts before any run; the R-U map names the best DP method."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import no_errors as _no_errors
 
 
-@pytest.fixture
-def at():
-    return AppTest.from_file(APP, default_timeout=60).run()
-
-
-def _no_errors(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_synthesize_page_shows_the_forecast_and_the_suggestion(at):

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import APP, no_errors as _no_errors
 
 VERDICT_WORDS = ("no measurable disclosure beyond the baseline", "beyond the baseline")
 
@@ -18,9 +18,6 @@ def at():
     return AppTest.from_file(APP, default_timeout=120).run()
 
 
-def _no_errors(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _metrics(at) -> dict[str, str]:

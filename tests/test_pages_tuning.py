@@ -6,20 +6,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import no_errors as _no_errors
 
 
-@pytest.fixture
-def at():
-    return AppTest.from_file(APP, default_timeout=60).run()
-
-
-def _no_errors(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _rebuilt(at):
