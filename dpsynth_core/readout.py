@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .metric_info import METRICS
-from .risk import exact_copy_share, gower_dcr
+from .metric_info import METRICS, MetricContext, metrics, sections
+from .risk import gower_dcr
 from .schema import Schema
-from .utility import ks_statistic, propensity_metrics, tv_distance
+from .utility import propensity_metrics
+from .utility.marginals import distances_of
 
 #: Rows of each table the discriminator sees (stacked: twice this). pMSE ratio grows with the sample, so
 #: the readout's figure is comparable between ε values of one table, not with the R-U map's 10,000 rows.
@@ -24,21 +25,20 @@ HEADLINE_PROPENSITY_ROWS = 1_000
 HEADLINE_DCR_ROWS = 1_000
 
 
+def headline_metrics() -> list:
+    """The registered metrics marked ``headline``: utility first, then risk, each by section."""
+    return [m for kind in ("utility", "risk") for sec in sections(kind) for m in metrics(kind, sec) if m.headline]
+
+
 @dataclass(frozen=True)
 class Headline:
     """The readout's figures and the samples behind them.
 
     Attributes
     ----------
-    pmse_ratio : float
-        pMSE ratio of a logistic discriminator with pairwise interactions (1: indistinguishable).
-    ks_mean, tv_mean : float
-        Mean KS distance over the numeric columns, mean total variation over the categorical ones
-        (NaN when there is no column of that kind), on every row.
-    exact_copy_share : float
-        Share of the real records that appear unchanged in the synthetic data, on every row.
-    dcr_median : float
-        Median Gower distance from a real record to its closest synthetic record.
+    values : dict
+        Metric name to value, for every :func:`headline_metrics` metric (pMSE ratio, mean KS and TV,
+        exact copies, median DCR today); also readable as attributes (``h.pmse_ratio``).
     columns : pandas.Series
         Per column: its KS (numeric) or TV (categorical) distance, for the readout's chart.
     n_propensity : int
@@ -49,23 +49,22 @@ class Headline:
         Rows of each table (the marginals and the copies use all of them).
     """
 
-    pmse_ratio: float
-    ks_mean: float
-    tv_mean: float
-    exact_copy_share: float
-    dcr_median: float
+    values: dict
     columns: pd.Series
     n_propensity: int
     n_dcr: int
     n_real: int
     n_synth: int
 
+    def __getattr__(self, name: str) -> float:
+        values = self.__dict__.get("values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
     def figures(self) -> list[tuple[str, str, float]]:
         """(metric name, label, value) in display order: utility first, then risk."""
-        names = ["pmse_ratio", "ks_mean", "tv_mean", "exact_copy_share", "dcr_median"]
-        labels = {"tv_mean": "Mean TV"}
-        return [(n, labels.get(n) or METRICS[n].label, float(getattr(self, n))) for n in names]
-
+        return [(n, METRICS[n].label, float(v)) for n, v in self.values.items()]
     def sample_note(self) -> str:
         """Which rows each figure used, in one sentence."""
         return (f"pMSE ratio (logistic, pairwise interactions) on {self.n_propensity:,} stacked rows "
@@ -98,23 +97,17 @@ def headline(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, seed: int 
     used = schema.used
     r, s = real[used], synth[used]
     cats = [c for c in used if schema[c].kind == "categorical"]
-    columns = {}
-    for c in used:
-        if c in cats:
-            columns[c] = tv_distance(r[c], s[c])
-        else:
-            columns[c] = ks_statistic(r[c].to_numpy(float), s[c].to_numpy(float))
-    dist = pd.Series(columns, dtype=float)
-    numeric = [c for c in used if c not in cats]
+    # The subsamples are drawn here and handed to the metrics through the shared context, so each figure is
+    # the registered metric's, on the readout's sample.
     rs, ss = _sample(r, propensity_rows, rng), _sample(s, propensity_rows, rng)
     prop = propensity_metrics(rs, ss, interactions=True, seed=rng, categorical=cats,
                               max_rows=len(rs) + len(ss))
     rd = _sample(r, dcr_rows, rng)
+    ctx = MetricContext(r, s, schema=schema, seed=rng,
+                        shared={"propensity": prop, "dcr": gower_dcr(rd, s, schema=schema)})
+    d = distances_of(ctx)
     return Headline(
-        pmse_ratio=float(prop.pmse_ratio),
-        ks_mean=float(dist[numeric].mean()) if numeric else float("nan"),
-        tv_mean=float(dist[cats].mean()) if cats else float("nan"),
-        exact_copy_share=float(exact_copy_share(r, s)),
-        dcr_median=float(np.median(gower_dcr(rd, s, schema=schema))),
-        columns=dist, n_propensity=int(prop.n_used), n_dcr=len(rd), n_real=len(r), n_synth=len(s),
+        values={m.name: m.value(ctx) for m in headline_metrics()},
+        columns=d["ks"].fillna(d["tv"]).astype(float),
+        n_propensity=int(prop.n_used), n_dcr=len(rd), n_real=len(r), n_synth=len(s),
     )

@@ -27,11 +27,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import constraints, plots, risk
+from . import plots, risk
+from .metric_info import MetricContext, metrics, section_title, sections
 from .release import format_number, public_ledger, release_files, zip_bytes
 from .schema import FIELDS, Schema, schema_table
 from .synth import Synthesis, ledger_steps_table
-from .utility import histogram_data, ks_statistic, propensity_metrics
+from .utility import histogram_data, ks_statistic
+from .utility.propensity import fitted
+from .utility.report import format_value
 
 CONFIDENTIAL = ("CONFIDENTIAL: internal report, computed on the confidential data. Do not publish it and do not "
                 "put it with the release.")
@@ -145,23 +148,32 @@ def synthetic_histogram_figure(synth: pd.DataFrame, column: str, *, categorical:
 
 # -- internal sections -------------------------------------------------------------
 
+def metric_table(section: str, ctx: MetricContext) -> pd.DataFrame:
+    """Every registered metric of ``section`` on ``ctx``: measure, value and, where it says one, a note."""
+    rows = []
+    for m in metrics(section=section):
+        value = m.value(ctx)
+        rows.append({"measure": m.label, "value": value if value == value else format_value(value),
+                     "note": m.explain(ctx, value) or ""})
+    return pd.DataFrame(rows, columns=["measure", "value", "note"])
+
+
 def utility_section(real: pd.DataFrame, synthesis: Synthesis, *, seed: int | None = None) -> ReportSection:
-    """Utility of a release against the confidential data: propensity measures, per-column KS, histograms."""
+    """Utility of a release against the confidential data: one table per utility section of the metric
+    registry (propensity, marginals, pairs, the default regression), per-column KS, histograms."""
     schema = synthesis.schema
     used = schema.used
     r, s = real[used], synthesis.data[used]
-    prop = propensity_metrics(r, s, interactions=True, seed=seed, max_rows=constraints.PROPENSITY_HEADLINE_ROWS)
-    tiles = pd.DataFrame({
-        "measure": ["pMSE", "pMSE ratio", "SPECKS", "AUC"],
-        "value": [prop.pmse, prop.pmse_ratio, prop.specks, prop.auc],
-    })
+    ctx = MetricContext(r, s, schema=schema, seed=seed)
+    prop = fitted(ctx)
+    tables = [(section_title(sec), metric_table(sec, ctx)) for sec in sections("utility")]
     ks = pd.DataFrame({"column": [c for c in used if schema[c].kind == "numeric"]})
     ks["KS distance"] = [ks_statistic(r[c].to_numpy(float), s[c].to_numpy(float)) for c in ks["column"]]
     figures = [plots.histogram_figure(histogram_data(r, s, c, categorical=schema[c].kind == "categorical"), c)
                for c in used]
     return ReportSection("Utility (real against synthetic)",
                          f"Logistic discriminator with pairwise interactions on {prop.n_used:,} rows.",
-                         [("Propensity measures", tiles), ("Per-column KS distance", ks)], figures)
+                         [*tables, ("Per-column KS distance", ks)], figures)
 
 
 def _estimates_table(estimates) -> pd.DataFrame:
@@ -201,34 +213,36 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
     text += (f" Key variables: {', '.join(keys)}; sensitive column: {sensitive}." if keys else
              " No key variables are declared on the Data page, so matching and prediction are not measured.")
     linked = risk.is_row_linked(ledger)
+    ctx = MetricContext(r, s, schema=schema, seed=seed, holdout=h, keys=keys, sensitive=sensitive)
     if keys and linked:
         mr = risk.match_risk(r, s, keys, schema=schema)
-        estimates += list(mr.estimates.values())
+        ctx.shared["matching"] = mr
         tables.append(("Riskiest records (matching on the keys)", mr.table.head(20)))
     elif keys and sensitive:
         stol = risk.default_sensitive_tolerance(sensitive, [r, s], schema) \
             if schema[sensitive].kind == "numeric" else None
         kw = dict(sensitive_tolerance=stol, schema=schema, holdout=h)
-        km = risk.key_match_disclosure(r, s, keys, sensitive, **kw)
-        uq = risk.unique_reproduction(r, s, keys, sensitive, **kw)
-        su = risk.sample_uniqueness(r, s, keys, schema=schema, seed=seed)
-        estimates += [km.estimate, uq.estimate]
+        uq = ctx.shared["uniques"] = risk.unique_reproduction(r, s, keys, sensitive, **kw)
+        ctx.shared["key_match"] = risk.key_match_disclosure(r, s, keys, sensitive, **kw)
+        su = ctx.shared["sample_uniqueness"] = risk.sample_uniqueness(r, s, keys, schema=schema, seed=seed)
         tables.append(("Uniqueness on the keys", pd.DataFrame({
             "measure": ["real rows unique on the keys", "synthetic rows unique on the keys",
                         "random public-domain rows unique on the keys", "records unique on the keys",
                         "of which reappear with their sensitive value"],
             "value": [su.real_share, su.synth_share, su.estimate.baseline, uq.n_unique, uq.reproduced]})))
-    dr = risk.distance_risk(r, s, holdout=h, schema=schema, seed=seed)
+    dr = ctx.shared["distance"] = risk.distance_risk(r, s, holdout=h, schema=schema, seed=seed)
     figures.append(plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline))
-    estimates += [dr.estimates[k] for k in ("exact_copy_share", "dcr_median", "mia_auc") if k in dr.estimates]
     if dr.membership is not None:
         figures.append(plots.roc_figure(dr.membership))
-    if keys and sensitive:
-        ai = risk.attribute_inference(r, s, keys, sensitive, schema=schema, holdout=h, seed=seed)
-        estimates.append(ai.estimate)
+    # Every registered risk measure with an estimate, section by section: a row-linked release is measured by
+    # matching, a fully synthetic one by key match (as on the Risk page).
+    skip = {"key match" if linked else "matching"}
+    estimates = [est for sec in sections("risk") if sec not in skip for m in metrics("risk", sec)
+                 if m.estimate is not None and not ctx.missing(m.needs) for est in [m.estimate(ctx)]
+                 if est is not None]
     tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates)))
     # Each measure beside its baseline, held-out and original references, as the Risk page draws it.
-    about_sensitive = {"key_match_disclosure", "uniques_reproduced", "attribute_accuracy", "attribute_rmse"}
+    about_sensitive = {m.name for m in metrics("risk") if "sensitive" in m.needs}
     figures += [plots.estimate_figure(est, note=sensitive if est.metric in about_sensitive else "")
                 for est in estimates if est.value == est.value]
     return ReportSection("Disclosure risk (real against synthetic)", text, tables, figures)

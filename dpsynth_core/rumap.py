@@ -24,36 +24,11 @@ import pandas as pd
 from joblib import Parallel, delayed
 from joblib.parallel import LokyBackend, get_active_backend
 
-from . import constraints
-from .metric_info import METRICS
-from .scoring import SCORERS, register_scorer
-from .risk import exact_copy_share, gower_dcr, membership_inference
+from . import risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
+from .metric_info import METRICS, MetricContext
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
 from .synth.base import dp_but_for_seed, measurement
-from .utility import ks_statistic, propensity_metrics
-
-def _propensity(real, synth, *, seed, shared, **_):
-    if "propensity" not in shared:
-        shared["propensity"] = propensity_metrics(real, synth, interactions=True, seed=seed,
-                                                  max_rows=constraints.PROPENSITY_HEADLINE_ROWS)
-    return shared["propensity"]
-
-
-def _ks_mean(real, synth, *, schema, **_):
-    numeric = [c for c in real.columns if schema is None or schema[c].kind == "numeric"]
-    numeric = [c for c in numeric if pd.api.types.is_numeric_dtype(real[c])]
-    ks = [ks_statistic(real[c].to_numpy(float), synth[c].to_numpy(float)) for c in numeric]
-    return float(np.mean(ks)) if ks else float("nan")
-
-
-for _name in ("pmse_ratio", "auc", "specks"):
-    register_scorer(_name, lambda r, s, _n=_name, **kw: getattr(_propensity(r, s, **kw), _n))
-register_scorer("ks_mean", _ks_mean)
-register_scorer("exact_copy_share", lambda r, s, **_: exact_copy_share(r, s))
-register_scorer("mia_auc", lambda r, s, *, schema, holdout, **_: membership_inference(r, holdout, s, schema=schema).auc,
-                needs_holdout=True)
-register_scorer("dcr_median", lambda r, s, *, schema, **_: float(np.median(gower_dcr(r, s, schema=schema))))
 
 #: Measures reported by default, in display order.
 UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")
@@ -71,18 +46,14 @@ def score(real: pd.DataFrame, synth: pd.DataFrame, *, schema: Schema | None, see
           holdout: pd.DataFrame | None = None, metrics: Sequence[str] | None = None) -> dict[str, float]:
     """The measures ``metrics`` (default: the R-U defaults) of one synthetic dataset.
 
-    Measures sharing a model (the propensity trio) fit it once: scorers get a
-    ``shared`` dict, private to this call, to keep such results in.
+    Each is computed by its :data:`METRICS` entry on one :class:`MetricContext`, so
+    measures sharing a model (the propensity quartet) fit it once; a measure whose
+    needs (holdout, keys, sensitive column) are not met is NaN.
     """
     used = schema.used if schema is not None else list(real.columns)
-    r, s = real[used], synth[used]
     h = holdout[used] if holdout is not None else None
-    out, shared = {}, {}
-    for name in metrics or UTILITY_COLUMNS + RISK_COLUMNS:
-        sc = SCORERS[name]
-        out[name] = float("nan") if sc.needs_holdout and h is None else \
-            float(sc.fn(r, s, schema=schema, seed=seed, holdout=h, shared=shared))
-    return out
+    ctx = MetricContext(real[used], synth[used], schema=schema, seed=seed, holdout=h)
+    return {name: METRICS[name].value(ctx) for name in metrics or UTILITY_COLUMNS + RISK_COLUMNS}
 
 
 def ru_map(
@@ -121,7 +92,7 @@ def ru_map(
     references : bool, default True
         Add the original data and the bootstrap as reference points.
     metrics : sequence of str, optional
-        Names in :data:`SCORERS`; default the utility and risk defaults.
+        Names in :data:`METRICS` with a compute function; default the utility and risk defaults.
     holdout : float, default 0
         Share of rows held out before synthesis, each record independently
         with fresh secret randomness (:func:`holdout_mask`); the synthesizers
@@ -157,9 +128,9 @@ def ru_map(
     if not 0.0 <= holdout < 1.0:
         raise ValueError(f"holdout must be a share in [0, 1), got {holdout!r}")
     metrics = list(metrics or UTILITY_COLUMNS + RISK_COLUMNS)
-    unknown = [m for m in metrics if m not in SCORERS]
+    unknown = [m for m in metrics if m not in METRICS or not METRICS[m].on_map]
     if unknown:
-        raise ValueError(f"unknown measures {unknown}; choose from {sorted(SCORERS)}")
+        raise ValueError(f"unknown measures {unknown}; choose from {sorted(n for n, m in METRICS.items() if m.on_map)}")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
     train, held = split_holdout(df, holdout, mask=holdout_mask)
     jobs: list[tuple[str, float, int]] = [("original", math.nan, 0)] if references else []
@@ -286,7 +257,7 @@ def split_holdout(df: pd.DataFrame, share: float, *, mask: np.ndarray | None = N
 def metric_options(kind: str) -> list[str]:
     """Measures of ``kind`` ("utility" or "risk") the sweep can report, defaults first."""
     defaults = UTILITY_COLUMNS if kind == "utility" else RISK_COLUMNS
-    return [*defaults, *sorted(n for n, sc in SCORERS.items() if sc.kind == kind and n not in defaults)]
+    return [*defaults, *sorted(n for n, m in METRICS.items() if m.kind == kind and m.on_map and n not in defaults)]
 
 
 def summarise(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:

@@ -12,8 +12,7 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core import rumap
-from dpsynth_core.metric_info import METRICS, MetricInfo, register
-from dpsynth_core.scoring import SCORERS, register_scorer
+from dpsynth_core.metric_info import Metric, register, unregister
 from dpsynth_core.synth import base
 
 METHODS = ["independent", "dp_seqreg", "cart"]
@@ -85,17 +84,15 @@ def test_n_jobs_none_follows_the_joblib_config():
 
 
 def test_under_a_serial_config_every_point_runs_in_this_process(penguins):
-    register(MetricInfo(name="_pid", label="pid", kind="risk", goal="minimize", lower=0, upper=1e9, best=0,
-                        reading="test only"))
-    register_scorer("_pid", lambda r, s, **_: os.getpid())
+    register(Metric(name="_pid", label="pid", kind="risk", goal="minimize", lower=0, upper=1e9, best=0,
+                    reading="test only", section="test", compute=lambda ctx: os.getpid()))
     try:
         df, schema = penguins
         with joblib.parallel_config(n_jobs=1):
             table = core.ru_map(df, ["independent"], [1.0], seed=1, schema=schema, metrics=["_pid"])
         assert set(table["_pid"]) == {os.getpid()}
     finally:
-        SCORERS.pop("_pid")
-        METRICS.pop("_pid")
+        unregister("_pid")
 
 
 def test_each_method_is_measured_once_per_sweep(penguins, monkeypatch):

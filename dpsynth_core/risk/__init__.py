@@ -8,8 +8,8 @@ Each measure the app shows comes as a :class:`RiskEstimate` with its
 interval, a no-information baseline, the original data released as is and,
 with a holdout, the held-out records, and says itself whether it shows
 disclosure beyond the baseline. Importing the package registers the
-measures in :data:`dpsynth_core.metric_info.METRICS` (``kind="risk"``) and
-the scalar ones as R-U scorers.
+measures in :data:`dpsynth_core.metric_info.METRICS` (``kind="risk"``), each
+with its section, needs, compute function and estimate.
 """
 
 from .distance import (DistanceRisk, MembershipInference, distance_risk, exact_copy_share, gower_dcr,

@@ -606,6 +606,10 @@ register(MetricInfo(
     upper=1.0,
     best=0.0,
     reading="Share of confidential records that appear unchanged in the synthetic data.",
+    section="distance",
+    compute=lambda ctx: exact_copy_share(ctx.real, ctx.synth),
+    estimate=lambda ctx: distance_of(ctx).estimates.get("exact_copy_share"),
+    headline=True,
 ))
 register(MetricInfo(
     name="dcr_median",
@@ -616,6 +620,10 @@ register(MetricInfo(
     upper=1.0,
     best=1.0,
     reading="Median Gower distance from a confidential record to its closest synthetic record; larger is safer.",
+    section="distance",
+    compute=lambda ctx: float(np.median(dcr_of(ctx))),
+    estimate=lambda ctx: distance_of(ctx).estimates.get("dcr_median"),
+    headline=True,
 ))
 register(MetricInfo(
     name="mia_auc",
@@ -626,4 +634,19 @@ register(MetricInfo(
     upper=1.0,
     best=0.5,
     reading="How well closeness to the synthetic data tells training records from holdout ones; 0.5 is guessing.",
+    section="distance", needs={"holdout"},
+    compute=lambda ctx: membership_inference(ctx.real, ctx.holdout, ctx.synth, schema=ctx.schema).auc,
+    estimate=lambda ctx: distance_of(ctx).estimates.get("mia_auc"),
 ))
+
+
+def dcr_of(ctx) -> np.ndarray:
+    """Each real record's Gower distance to its closest synthetic record, for one metric context (shared as
+    ``"dcr"``; the Synthesize readout puts a subsample's there)."""
+    return ctx.cached("dcr", lambda: gower_dcr(ctx.real, ctx.synth, schema=ctx.schema))
+
+
+def distance_of(ctx) -> DistanceRisk:
+    """The Risk page's distance measures for one metric context (shared as ``"distance"``)."""
+    return ctx.cached("distance", lambda: distance_risk(ctx.real, ctx.synth, holdout=ctx.holdout, schema=ctx.schema,
+                                                       seed=ctx.seed))

@@ -76,4 +76,5 @@ def applicable_measures(ledger: dict, *, holdout: bool) -> str:
 register(MetricInfo(
     name="epsilon", label="ε (privacy budget)", kind="risk", goal="minimize", lower=0.0, upper=math.inf, best=0.0,
     reading="Total privacy budget spent; e^ε bounds how much one person's record can change any output's probability.",
+    section="formal",  # read off the ledger (formal_risk), not computed from the data
 ))

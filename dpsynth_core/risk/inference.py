@@ -24,10 +24,9 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .. import constraints
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from ..scoring import register_scorer
 from ._base import as_float, shared_codes
 from .estimate import CONFIDENCE, RiskEstimate, _z, wilson_interval
-from .keymatch import _check_roles, _is_categorical, _roles
+from .keymatch import _check_roles, _is_categorical
 
 __all__ = ["AttributeInference", "attribute_inference"]
 
@@ -260,22 +259,40 @@ register(MetricInfo(
     lower=0.0, upper=1.0, best=0.0,
     reading="Accuracy of a model fitted on the synthetic data predicting the sensitive column from the keys; "
             "compare with the majority-class baseline.",
+    section="inference", needs={"keys", "sensitive"},
+    compute=lambda ctx: _score(ctx, "accuracy"), estimate=lambda ctx: _estimate(ctx, "accuracy"),
+    note=lambda ctx, value: _note(ctx, value, "accuracy"),
 ))
 register(MetricInfo(
     name="attribute_rmse", label="Attribute inference RMSE", kind="risk", goal="maximize",
     lower=0.0, upper=math.inf, best=math.inf,
     reading="Error of a model fitted on the synthetic data predicting the numeric sensitive column from the "
             "keys; larger is safer, compare with the mean-only baseline.",
+    section="inference", needs={"keys", "sensitive"},
+    compute=lambda ctx: _score(ctx, "rmse"), estimate=lambda ctx: _estimate(ctx, "rmse"),
+    note=lambda ctx, value: _note(ctx, value, "rmse"),
 ))
 
 
-def _score(real, synth, *, schema, seed, measure, **_):
-    keys, sensitive = _roles(schema)
-    if not keys or not sensitive:
-        return math.nan
-    r = attribute_inference(real, synth, keys, sensitive, schema=schema, seed=seed)
+def inference_of(ctx) -> AttributeInference:
+    """Attribute inference on a metric context's roles and holdout (shared as ``"inference"``)."""
+    return ctx.cached("inference", lambda: attribute_inference(ctx.real, ctx.synth, list(ctx.keys), ctx.sensitive,
+                                                              schema=ctx.schema, holdout=ctx.holdout, seed=ctx.seed))
+
+
+# One model, two metrics: accuracy for a categorical sensitive column, RMSE for a numeric one.
+def _score(ctx, measure: str) -> float:
+    r = inference_of(ctx)
     return r.score if r.measure == measure else math.nan
 
 
-register_scorer("attribute_accuracy", lambda r, s, **kw: _score(r, s, measure="accuracy", **kw))
-register_scorer("attribute_rmse", lambda r, s, **kw: _score(r, s, measure="rmse", **kw))
+def _estimate(ctx, measure: str) -> RiskEstimate | None:
+    r = inference_of(ctx)
+    return r.estimate if r.measure == measure else None
+
+
+def _note(ctx, value: float, measure: str) -> str | None:
+    if value == value:
+        return None
+    other = "numeric" if measure == "accuracy" else "categorical"
+    return f"The sensitive column {ctx.sensitive} is {other}; see the other attribute-inference measure."

@@ -25,7 +25,6 @@ from scipy.spatial import cKDTree
 
 from ..errors import DataError
 from ..metric_info import MetricInfo, register
-from ..scoring import register_scorer
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
 from .estimate import CONFIDENCE, RiskEstimate, wilson_interval
 from .matching import _GROUP_SPACING, _TOLERANCE_SLACK, _check_keys, _check_tolerance
@@ -497,16 +496,22 @@ register(MetricInfo(
     name="key_match_disclosure", label="Key-match attribute disclosure", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of confidential records whose sensitive value the synthetic rows sharing their keys reveal.",
+    section="key match", needs={"keys", "sensitive"},
+    compute=lambda ctx: key_match_of(ctx).share, estimate=lambda ctx: key_match_of(ctx).estimate,
 ))
 register(MetricInfo(
     name="uniques_reproduced", label="Uniques reproduced", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of records unique on the keys whose keys and sensitive value reappear in the synthetic data.",
+    section="key match", needs={"keys", "sensitive"},
+    compute=lambda ctx: uniques_of(ctx).share, estimate=lambda ctx: uniques_of(ctx).estimate,
 ))
 register(MetricInfo(
     name="synthetic_uniques", label="Synthetic uniques on keys", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of synthetic rows unique on the key variables (compare with the real data's share).",
+    section="key match", needs={"keys"},
+    compute=lambda ctx: sample_uniqueness_of(ctx).synth_share,
 ))
 
 
@@ -515,25 +520,20 @@ def _roles(schema) -> tuple[list[str], str | None]:
     return keys, getattr(schema, "sensitive", None) if schema is not None else None
 
 
-def _score_key_match(real, synth, *, schema, **_):
-    keys, sensitive = _roles(schema)
-    if not keys or not sensitive:
-        return math.nan
-    return key_match_disclosure(real, synth, keys, sensitive, schema=schema).share
+def key_match_of(ctx) -> KeyMatchDisclosure:
+    """Key-match disclosure on a metric context's roles and holdout (the Risk page puts its own, with the
+    tolerances it chose, in ``ctx.shared["key_match"]``)."""
+    return ctx.cached("key_match", lambda: key_match_disclosure(ctx.real, ctx.synth, list(ctx.keys), ctx.sensitive,
+                                                               schema=ctx.schema, holdout=ctx.holdout))
 
 
-def _score_uniques(real, synth, *, schema, **_):
-    keys, sensitive = _roles(schema)
-    if not keys or not sensitive:
-        return math.nan
-    return unique_reproduction(real, synth, keys, sensitive, schema=schema).share
+def uniques_of(ctx) -> UniqueReproduction:
+    """Reproduced uniques on a metric context's roles and holdout (shared as ``"uniques"``)."""
+    return ctx.cached("uniques", lambda: unique_reproduction(ctx.real, ctx.synth, list(ctx.keys), ctx.sensitive,
+                                                            schema=ctx.schema, holdout=ctx.holdout))
 
 
-def _score_synthetic_uniques(real, synth, *, schema, seed, **_):
-    keys, _s = _roles(schema)
-    return sample_uniqueness(real, synth, keys, schema=schema, seed=seed).synth_share if keys else math.nan
-
-
-register_scorer("key_match_disclosure", _score_key_match)
-register_scorer("uniques_reproduced", _score_uniques)
-register_scorer("synthetic_uniques", _score_synthetic_uniques)
+def sample_uniqueness_of(ctx) -> SampleUniqueness:
+    """Uniqueness on a metric context's keys (shared as ``"sample_uniqueness"``)."""
+    return ctx.cached("sample_uniqueness", lambda: sample_uniqueness(ctx.real, ctx.synth, list(ctx.keys),
+                                                                    schema=ctx.schema, seed=ctx.seed))

@@ -331,6 +331,9 @@ register(MetricInfo(
     upper=1.0,
     best=0.0,
     reading="Share of confidential records an intruder matching on the keys would identify, on average.",
+    # Row-linked releases only (the synthetic row i stands for confidential record i): not on the R-U map.
+    section="matching", needs={"keys"},
+    estimate=lambda ctx: match_of(ctx).estimates.get("expected_match_rate"),
 ))
 register(MetricInfo(
     name="true_match_rate",
@@ -341,4 +344,11 @@ register(MetricInfo(
     upper=1.0,
     best=0.0,
     reading="Share of confidential records whose keys match exactly one released record, their own.",
+    section="matching", needs={"keys"},
+    estimate=lambda ctx: match_of(ctx).estimates.get("true_match_rate"),
 ))
+
+
+def match_of(ctx) -> MatchRisk:
+    """Match risk of a row-linked release on a metric context's keys (shared as ``"matching"``)."""
+    return ctx.cached("matching", lambda: match_risk(ctx.real, ctx.synth, list(ctx.keys), schema=ctx.schema))

@@ -15,9 +15,9 @@
 - :mod:`.report`: the Compare page's summary, tiles and discriminator choices.
 - :mod:`.design`: the design-matrix encoding the two model-based metrics share.
 
-Importing the package registers every metric in
-:data:`dpsynth_core.metric_info.METRICS` (direction and range) and the scalar
-ones that suit the risk-utility map in :data:`dpsynth_core.scoring.SCORERS`.
+Importing the package registers every utility metric in
+:data:`dpsynth_core.metric_info.METRICS`, each beside its code: its section,
+direction, range, needs and compute function.
 """
 
 from .bivariate import CorrelationFit, association_fit, correlation_fit, cramers_v, matrix_fit

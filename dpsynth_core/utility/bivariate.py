@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..metric_info import MetricInfo, register
-from ..scoring import register_scorer
+from ..metric_info import MetricInfo, register, when_missing
 from .design import check_pair, column_kinds, factorize_labels, schema_categorical
 
 __all__ = ["CorrelationFit", "association_fit", "correlation_fit", "cramers_v", "matrix_fit"]
@@ -38,6 +37,9 @@ register(
         best=0.0,
         reading="Mean absolute difference between real and synthetic correlations over all "
         "pairs of numeric columns; 0 same correlations, 0.1 is already a visible change.",
+        section="bivariate",
+        compute=lambda ctx: correlation_of(ctx).mae,
+        note=when_missing(lambda ctx: " ".join(correlation_of(ctx).notes)),
     )
 )
 register(
@@ -51,6 +53,9 @@ register(
         best=0.0,
         reading="Root mean squared difference between real and synthetic correlations; "
         "above the MAE when a few pairs are far off.",
+        section="bivariate",
+        compute=lambda ctx: correlation_of(ctx).rmse,
+        note=when_missing(lambda ctx: " ".join(correlation_of(ctx).notes)),
     )
 )
 register(
@@ -64,6 +69,9 @@ register(
         best=0.0,
         reading="Mean absolute difference between real and synthetic Cramér's V over all "
         "pairs of categorical columns; 0 same strength of association.",
+        section="bivariate",
+        compute=lambda ctx: association_of(ctx).mae,
+        note=when_missing(lambda ctx: " ".join(association_of(ctx).notes)),
     )
 )
 
@@ -317,7 +325,11 @@ def association_fit(
     return matrix_fit(mats["real"], mats["synthetic"], measure="cramers_v", notes=notes)
 
 
-register_scorer("corr_mae", lambda r, s, *, schema, **_: correlation_fit(
-    r, s, categorical=schema_categorical(schema, r.columns)).mae)
-register_scorer("cramers_v_mae", lambda r, s, *, schema, **_: association_fit(
-    r, s, categorical=schema_categorical(schema, r.columns)).mae)
+def correlation_of(ctx) -> CorrelationFit:
+    """The correlation fit the correlation metrics of one metric context share (computed once)."""
+    return ctx.cached("correlation", lambda: correlation_fit(ctx.real, ctx.synth, categorical=ctx.categorical))
+
+
+def association_of(ctx) -> CorrelationFit:
+    """The Cramér's V fit of one metric context (computed once)."""
+    return ctx.cached("association", lambda: association_fit(ctx.real, ctx.synth, categorical=ctx.categorical))

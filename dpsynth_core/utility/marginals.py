@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 from ..metric_info import MetricInfo, register
-from ..scoring import register_scorer
 from .design import check_pair, column_kinds, factorize_labels, schema_categorical
 from .univariate import ks_statistic
 
@@ -45,6 +44,23 @@ MOMENT_PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
 register(
     MetricInfo(
+        name="ks_mean",
+        label="Mean KS",
+        kind="utility",
+        goal="minimize",
+        lower=0.0,
+        upper=1.0,
+        best=0.0,
+        reading="Average over numeric columns of the largest gap between the real and "
+        "synthetic cumulative distributions; 0 means identical marginals.",
+        section="marginals",
+        compute=lambda ctx: _nanmean(distances_of(ctx)["ks"]),
+        note="No numeric column to compare.",
+        headline=True,
+    )
+)
+register(
+    MetricInfo(
         name="tv_mean",
         label="Mean TV distance",
         kind="utility",
@@ -54,6 +70,10 @@ register(
         best=0.0,
         reading="Average over categorical columns of half the summed gaps between real and "
         "synthetic level shares; 0 same shares, 1 no level in common.",
+        section="marginals",
+        compute=lambda ctx: _nanmean(distances_of(ctx)["tv"]),
+        note="No categorical column to compare.",
+        headline=True,
     )
 )
 register(
@@ -67,6 +87,9 @@ register(
         best=0.0,
         reading="Average over categorical columns of the Hellinger distance between level "
         "shares; 0 same shares, 1 no level in common; weighs rare levels more than TV.",
+        section="marginals",
+        compute=lambda ctx: _nanmean(distances_of(ctx)["hellinger"]),
+        note="No categorical column to compare.",
     )
 )
 
@@ -459,15 +482,11 @@ def compare_columns(
     )
 
 
-# ----------------------------------------------------------- R-U scorers
+# ----------------------------------------------------------- metric context
 
 
-def _shared_columns(real, synth, *, schema, shared, **_) -> ColumnComparison:
-    if "columns" not in shared:
-        shared["columns"] = compare_columns(real, synth, categorical=schema_categorical(schema, real.columns),
-                                            percentiles=())
-    return shared["columns"]
-
-
-register_scorer("tv_mean", lambda r, s, **kw: _shared_columns(r, s, **kw).tv_mean)
-register_scorer("hellinger_mean", lambda r, s, **kw: _shared_columns(r, s, **kw).hellinger_mean)
+def distances_of(ctx) -> pd.DataFrame:
+    """Per-column KS, TV and Hellinger distances, shared by the marginal metrics of one
+    :class:`~dpsynth_core.metric_info.MetricContext` (a caller holding a :class:`ColumnComparison` puts its
+    ``distances`` in ``ctx.shared["distances"]``)."""
+    return ctx.cached("distances", lambda: column_distances(ctx.real, ctx.synth, categorical=ctx.categorical))

@@ -32,7 +32,6 @@ import pandas as pd
 
 from .. import constraints
 from ..metric_info import MetricInfo, register
-from ..scoring import register_scorer
 from .design import bin_edges, check_pair, column_kinds, factorize_labels, schema_categorical
 
 __all__ = ["PegsDistances", "pegs_distances", "shared_codes"]
@@ -48,6 +47,8 @@ register(
         best=0.0,
         reading="Average over columns of the summed squared gaps between real and synthetic "
         "level shares (numeric columns binned); 0 same marginals.",
+        section="marginals",
+        compute=lambda ctx: pegs_of(ctx).marginal_mean,
     )
 )
 register(
@@ -61,6 +62,9 @@ register(
         best=0.0,
         reading="Average over ordered pairs of columns of the summed squared gaps between real "
         "and synthetic conditional shares P(x_i | x_j); 0 same conditionals.",
+        section="bivariate",
+        compute=lambda ctx: pegs_of(ctx).conditional_mean,
+        note="Needs two columns with levels seen in both datasets.",
     )
 )
 
@@ -203,11 +207,6 @@ def pegs_distances(
     )
 
 
-def _shared(real, synth, *, schema, shared, **_) -> PegsDistances:
-    if "pegs" not in shared:
-        shared["pegs"] = pegs_distances(real, synth, categorical=schema_categorical(schema, real.columns))
-    return shared["pegs"]
-
-
-register_scorer("pegs_marginal", lambda r, s, **kw: _shared(r, s, **kw).marginal_mean)
-register_scorer("pegs_conditional", lambda r, s, **kw: _shared(r, s, **kw).conditional_mean)
+def pegs_of(ctx) -> PegsDistances:
+    """The PeGS distances both PeGS metrics of one metric context read (computed once)."""
+    return ctx.cached("pegs", lambda: pegs_distances(ctx.real, ctx.synth, categorical=ctx.categorical))

@@ -53,6 +53,8 @@ register(
         best=0.0,
         reading="Mean squared distance of the propensity scores from n_s/N; 0 means "
         "the discriminator cannot tell real from synthetic rows.",
+        section="propensity",
+        compute=lambda ctx: fitted(ctx).pmse,
     )
 )
 register(
@@ -66,6 +68,11 @@ register(
         best=1.0,
         reading="pMSE ratio 1 means indistinguishable; under 3 is good, under 10 acceptable "
         "(pMSE over its expected value when the synthesis keeps all the model can see).",
+        section="propensity",
+        compute=lambda ctx: fitted(ctx).pmse_ratio,
+        # A ratio of 1 read off a 0/0 (no split anywhere) carries its note beside the value.
+        note=lambda ctx, value: fitted(ctx).ratio_note,
+        headline=True,
     )
 )
 register(
@@ -79,6 +86,8 @@ register(
         best=0.0,
         reading="Kolmogorov-Smirnov distance between the propensity scores of real and "
         "synthetic rows; 0 means the same score distribution.",
+        section="propensity",
+        compute=lambda ctx: fitted(ctx).specks,
     )
 )
 register(
@@ -92,8 +101,18 @@ register(
         best=0.5,
         reading="How often the discriminator ranks a synthetic row above a real one; "
         "0.5 is chance (indistinguishable), 1 is perfect separation.",
+        section="propensity",
+        compute=lambda ctx: fitted(ctx).auc,
     )
 )
+
+
+def fitted(ctx) -> "PropensityResult":
+    """The propensity fit the four metrics share: logistic with pairwise interactions on at most
+    ``PROPENSITY_HEADLINE_ROWS`` stacked rows, columns entered by dtype (a caller holding another fit, the
+    Compare page's chosen discriminator, puts it in ``ctx.shared["propensity"]``)."""
+    return ctx.cached("propensity", lambda: propensity_metrics(
+        ctx.real, ctx.synth, interactions=True, seed=ctx.seed, max_rows=constraints.PROPENSITY_HEADLINE_ROWS))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ regression analyses with evaluations on administrative and survey data.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,9 @@ register(
         best=1.0,
         reading="Average overlap of the coefficients' confidence intervals fitted on "
         "real and on synthetic data; 1 identical, 0 touching, negative a gap.",
+        section="regression",
+        compute=lambda ctx: _fit_of(ctx, "mean_overlap"),
+        note=lambda ctx, value: _model_note(ctx, value),
     )
 )
 register(
@@ -66,6 +70,9 @@ register(
         best=1.0,
         reading="Share of coefficients with the same sign, the same significance and "
         "overlapping intervals on real and synthetic data (Barrientos et al. 2021); 1 all agree.",
+        section="regression",
+        compute=lambda ctx: _fit_of(ctx, "sso"),
+        note=lambda ctx, value: _model_note(ctx, value),
     )
 )
 register(
@@ -79,6 +86,9 @@ register(
         best=0.0,
         reading="Sum over coefficients of |synthetic − real| / |real| (Park & Ghosh); 0 same "
         "coefficients, 1 per coefficient is a 100% error.",
+        section="regression",
+        compute=lambda ctx: _fit_of(ctx, "coef_distance"),
+        note=lambda ctx, value: _model_note(ctx, value, "No coefficient is estimable and non-zero on the real data."),
     )
 )
 
@@ -563,3 +573,59 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
         combining=combining,
         rule=rule,
     )
+
+
+# ------------------------------------------------------------ metric context
+
+
+def outcome_choices(columns: Sequence[str], schema) -> tuple[list[str], list[str]]:
+    """Columns a regression can explain: ``(outcomes, binary)``, numeric columns first, then the
+    categorical ones with two declared categories (fitted by logistic regression)."""
+    cats = [c for c in columns if schema[c].kind == "categorical"]
+    binary = [c for c in cats if len(schema[c].categories or ()) == 2]
+    return [c for c in columns if c not in cats] + binary, binary
+
+
+def default_model(columns: Sequence[str], schema) -> tuple[str, list[str], str] | None:
+    """The regression the Compare page opens on: ``(outcome, predictors, family)``, or None.
+
+    The first outcome of :func:`outcome_choices`, explained by the first three other columns;
+    logistic for a two-level outcome, linear otherwise.
+    """
+    outcomes, binary = outcome_choices(columns, schema)
+    if not outcomes or len(columns) < 2:
+        return None
+    outcome = outcomes[0]
+    return outcome, [c for c in columns if c != outcome][:3], "logistic" if outcome in binary else "linear"
+
+
+def regression_of(ctx) -> RegressionOverlap | None:
+    """The regression the three regression metrics of one metric context read: the Compare page's
+    (in ``ctx.shared["regression"]``), else :func:`default_model` of the schema; None without one."""
+    def fit():
+        model = default_model(list(ctx.real.columns), ctx.schema) if ctx.schema is not None else None
+        if model is None:
+            return None
+        outcome, predictors, family = model
+        try:
+            return regression_ci_overlap(ctx.real, ctx.synth, outcome, predictors, family=family,
+                                         categorical=ctx.categorical)
+        except DataError as err:
+            return err
+    return ctx.cached("regression", fit)
+
+
+def _fit_of(ctx, attr: str) -> float:
+    reg = regression_of(ctx)
+    return getattr(reg, attr) if isinstance(reg, RegressionOverlap) else float("nan")
+
+
+def _model_note(ctx, value: float, missing: str | None = None) -> str | None:
+    if value is not None and math.isfinite(value):
+        return None
+    reg = regression_of(ctx)
+    if isinstance(reg, DataError):
+        return str(reg)
+    if reg is None:
+        return "No numeric or two-level column to use as an outcome (a schema declares them)."
+    return missing

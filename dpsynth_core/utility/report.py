@@ -9,7 +9,6 @@ sentence that explains them, never as a bare ``inf``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,14 +16,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .. import constraints
-from ..metric_info import METRICS
+from ..metric_info import METRICS, MetricContext, metrics
 from .bivariate import CorrelationFit, association_fit, correlation_fit
 from .marginals import ColumnComparison, compare_columns
 from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, propensity_metrics
 
 __all__ = ["DISCRIMINATORS", "Discriminator", "Tile", "UtilitySummary", "format_value", "metric_tile",
-           "propensity_tiles", "run_discriminator", "utility_summary"]
+           "propensity_tiles", "run_discriminator", "section_tiles", "utility_summary"]
 
 
 @dataclass(frozen=True)
@@ -131,16 +130,27 @@ def metric_tile(name: str, value: float, note: str | None = None) -> Tile:
                 info.reading, None if finite else note)
 
 
-def propensity_tiles(res: PropensityResult) -> list[Tile]:
-    """pMSE, pMSE ratio, SPECKS and AUC tiles of one discriminator."""
-    ratio = metric_tile("pmse_ratio", res.pmse_ratio, res.ratio_note)
-    # A ratio of 1 read off a 0/0 (no split anywhere) carries its note beside the value.
-    return [
-        metric_tile("pmse", res.pmse),
-        dataclasses.replace(ratio, note=res.ratio_note),
-        metric_tile("specks", res.specks),
-        metric_tile("auc", res.auc),
-    ]
+def section_tiles(section: str, ctx: MetricContext) -> list[Tile]:
+    """The tiles of every registered metric of ``section``, computed on ``ctx``, in registry order.
+
+    Each tile carries the metric's note when there is one (a value that could not be computed says why).
+    """
+    tiles = []
+    for m in metrics(section=section):
+        value = m.value(ctx)
+        note = m.explain(ctx, value)
+        tiles.append(Tile(m.name, m.label, value, format_value(value), m.reading, note))
+    return tiles
+
+
+def propensity_tiles(res: PropensityResult, ctx: MetricContext | None = None) -> list[Tile]:
+    """The propensity section's tiles (pMSE, pMSE ratio, SPECKS, AUC) of one discriminator's fit ``res``.
+
+    ``ctx`` holds the data for a metric of the section that reads more than the fit.
+    """
+    ctx = MetricContext(None, None) if ctx is None else ctx
+    ctx.shared["propensity"] = res
+    return section_tiles("propensity", ctx)
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,13 @@ class UtilitySummary:
     correlation: CorrelationFit
     association: CorrelationFit
     pegs: PegsDistances
+
+    def context(self, real: pd.DataFrame, synth: pd.DataFrame, **kw) -> MetricContext:
+        """A metric context on ``real`` and ``synth`` holding this summary's results, so the marginal and
+        pair metrics read them instead of computing them again (``kw`` as :class:`MetricContext`)."""
+        shared = {"distances": self.columns.distances, "correlation": self.correlation,
+                  "association": self.association, "pegs": self.pegs}
+        return MetricContext(real, synth, shared=shared, **kw)
 
     def tiles(self) -> list[Tile]:
         """Headline tiles of the summary, with a note for each that could not be computed."""

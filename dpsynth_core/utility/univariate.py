@@ -15,25 +15,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
 from .design import MISSING_LABEL, as_labels, bin_edges, column_kinds
 
 __all__ = ["EcdfData", "ecdf_data", "histogram_data", "ks_mean", "ks_statistic"]
-
-register(
-    MetricInfo(
-        name="ks_mean",
-        label="Mean KS",
-        kind="utility",
-        goal="minimize",
-        lower=0.0,
-        upper=1.0,
-        best=0.0,
-        reading="Average over numeric columns of the largest gap between the real and "
-        "synthetic cumulative distributions; 0 means identical marginals.",
-    )
-)
-
 
 def _finite(values) -> np.ndarray:
     if isinstance(values, (pd.Series, pd.Index)):
