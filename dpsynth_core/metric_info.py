@@ -136,6 +136,10 @@ class Metric:
         its interval and references, as the Risk page and report show it.
     headline : bool
         Shown in the Synthesize page's live readout.
+    on_copy : float, optional
+        The value when the synthetic data are a copy of the real data, where it is not ``best``
+        (pMSE ratio: 0, the discriminator sees less than its null expects) or is worth stating for a
+        risk measure (exact copies: 1). The common tests check it.
     """
 
     name: str
@@ -153,6 +157,7 @@ class Metric:
                                                                            repr=False)
     estimate: Callable[[MetricContext], Any] | None = field(default=None, compare=False, repr=False)
     headline: bool = False
+    on_copy: float | None = None
 
     def __post_init__(self):
         unknown = set(self.needs) - set(NEEDS)

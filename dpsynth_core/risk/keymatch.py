@@ -504,7 +504,7 @@ register(MetricInfo(
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of records unique on the keys whose keys and sensitive value reappear in the synthetic data.",
     section="key match", needs={"keys", "sensitive"},
-    compute=lambda ctx: uniques_of(ctx).share, estimate=lambda ctx: uniques_of(ctx).estimate,
+    compute=lambda ctx: uniques_of(ctx).share, estimate=lambda ctx: uniques_of(ctx).estimate, on_copy=1.0,
 ))
 register(MetricInfo(
     name="synthetic_uniques", label="Synthetic uniques on keys", kind="risk", goal="minimize",

@@ -29,7 +29,7 @@ from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, propensity_metrics
 from .regression import RegressionOverlap, ci_overlap, regression_ci_overlap
 from .report import (DISCRIMINATORS, Tile, UtilitySummary, format_value, metric_tile, propensity_tiles,
-                     run_discriminator, utility_summary)
+                     run_discriminator, section_tiles, utility_summary)
 from .univariate import EcdfData, ecdf_data, histogram_data, ks_mean, ks_statistic
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "propensity_tiles",
     "regression_ci_overlap",
     "run_discriminator",
+    "section_tiles",
     "tv_distance",
     "utility_summary",
 ]

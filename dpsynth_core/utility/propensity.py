@@ -73,6 +73,7 @@ register(
         # A ratio of 1 read off a 0/0 (no split anywhere) carries its note beside the value.
         note=lambda ctx, value: fitted(ctx).ratio_note,
         headline=True,
+        on_copy=0.0,  # identical rows: every propensity is n_s/N, so pMSE is 0, below its null expectation
     )
 )
 register(
