@@ -226,6 +226,13 @@ def sections(kind: str) -> list[str]:
     return [s for s in SECTIONS if s in names] + [s for s in names if s not in SECTIONS]
 
 
+def section_estimates(section: str, ctx: MetricContext) -> list:
+    """Estimates (value, interval, references) of ``section``'s metrics that have one and whose needs ``ctx``
+    meets, in registry order; a metric whose estimate does not apply to these data (None) is left out."""
+    found = (m.estimate(ctx) for m in metrics(section=section) if m.estimate is not None and not ctx.missing(m.needs))
+    return [est for est in found if est is not None]
+
+
 def section_title(section: str) -> str:
     """The heading of ``section``."""
     return SECTIONS.get(section, section[:1].upper() + section[1:])

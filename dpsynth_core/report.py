@@ -28,7 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import plots, risk
-from .metric_info import MetricContext, metrics, section_title, sections
+from .metric_info import MetricContext, metrics, section_estimates, section_title, sections
 from .release import format_number, public_ledger, release_files, zip_bytes
 from .schema import FIELDS, Schema, schema_table
 from .synth import Synthesis, ledger_steps_table
@@ -237,9 +237,7 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
     # Every registered risk measure with an estimate, section by section: a row-linked release is measured by
     # matching, a fully synthetic one by key match (as on the Risk page).
     skip = {"key match" if linked else "matching"}
-    estimates = [est for sec in sections("risk") if sec not in skip for m in metrics("risk", sec)
-                 if m.estimate is not None and not ctx.missing(m.needs) for est in [m.estimate(ctx)]
-                 if est is not None]
+    estimates = [est for sec in sections("risk") if sec not in skip for est in section_estimates(sec, ctx)]
     tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates)))
     # Each measure beside its baseline, held-out and original references, as the Risk page draws it.
     about_sensitive = {m.name for m in metrics("risk") if "sensitive" in m.needs}
