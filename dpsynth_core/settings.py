@@ -1,6 +1,6 @@
 """A synthesis configuration as JSON: what the app's settings download and the command line share.
 
-The keys are the app's (``app_state.SynthConfig``, also behind the share
+The keys are the app's (``ui.state.SynthConfig``, also behind the share
 link): ``method``, ``epsilon``, ``delta``, ``seed`` (null: fresh entropy),
 ``n`` (null: the method's own row count), ``implicates``, ``holdout``,
 ``columns`` (null: every modelled column) and ``params`` (method options
