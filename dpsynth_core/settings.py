@@ -72,7 +72,7 @@ def parse_settings(obj: object) -> dict:
         "method": c["method"],
         "epsilon": number("epsilon", float, constraints.EPSILON_MIN, constraints.EPSILON_MAX),
         "delta": number("delta", float, 0.0, constraints.DELTA_MAX),
-        "seed": number("seed", int, 0, 2**32 - 1, optional=True),
+        "seed": number("seed", int, 0, constraints.SEED_MAX, optional=True),
         "n": number("n", int, 1, constraints.MAX_SYNTH_ROWS, optional=True),
         "implicates": number("implicates", int, 1, constraints.MAX_IMPLICATES),
         "holdout": number("holdout", float, 0.0, 0.9),
