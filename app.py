@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-import app_state
-from app_state import core, plain
+from ui import errors, link, spending, state, widgets
+from ui.text import plain
 
 st.set_page_config(page_title="dpsynth", layout="wide")
-app_state.init_session()
+if state.init_session():  # the session's first run: apply what a shared link asks for
+    link.read_link()
 
 pages = [
     st.Page("pages/data.py", title="Data", default=True),
@@ -25,12 +26,12 @@ else:
     with st.sidebar:
         # The mode lives under its own key: a widget's key is dropped on runs that don't draw it.
         modes = ["teaching", "release"]
-        st.radio("Mode", modes, index=modes.index(app_state.start_value("mode_choice", st.session_state["mode"])),
+        st.radio("Mode", modes, index=modes.index(widgets.start_value("mode_choice", st.session_state["mode"])),
                  key="mode_choice", horizontal=True,
                  on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
                  help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "
                       "synthesis once, with a fresh seed, and download the release package.")
-        ds = app_state.dataset()
+        ds = state.dataset()
         st.caption("Dataset")
         st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
         if ds.schema.undeclared_columns:
@@ -41,8 +42,8 @@ else:
         st.caption("This session's use of the data")
         st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page logs a synthesis
 if not learning:
-    app_state.show_settings()
-    app_state.show_spending()
+    spending.show_settings()
+    spending.show_spending()
 
 for note in st.session_state.pop("link_notes", []):
     st.info(plain(note[0].upper() + note[1:] + "."))
@@ -51,5 +52,5 @@ if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn ne
             "data; choosing ε by looking at them is itself a use of the data that no DP guarantee covers. "
             "Switch to release mode in the sidebar for the final synthesis.")
 if not learning:  # Learn writes its own demo's state in the address bar
-    app_state.write_link()
-app_state.run_page(page)  # inside a net: one sentence, never a traceback (or data) on the page or in the log
+    link.write_link()
+errors.run_page(page)  # inside a net: one sentence, never a traceback (or data) on the page or in the log

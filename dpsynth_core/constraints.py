@@ -116,6 +116,29 @@ LEARN_COMPOSITION_COLUMNS = (("diamonds", "carat"), ("diamonds", "price"), ("pen
 
 # Default ε grid of the risk-utility sweep (log-spaced).
 RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
+# The R-U map's choices: replicates per point (1 to this many) and the shares of rows it may hold out.
+RU_MAX_REPLICATES = 20
+RU_HOLDOUT_SHARES = (0.0, 0.1, 0.2, 0.3)
+
+# The Risk page's holdout slider: shares of rows held out from the synthesizer (default when first ticked).
+RISK_HOLDOUT_MIN = 0.05
+RISK_HOLDOUT_MAX = 0.5
+RISK_HOLDOUT_STEP = 0.05
+RISK_HOLDOUT_DEFAULT = 0.2
+
+# The Compare page's discriminator: the share of rows scored, not fitted, when the held-out option is on,
+# and the label permutations the CART null pMSE averages (1 to the maximum).
+COMPARE_HELD_OUT_SHARE = 0.3
+CART_PERMUTATIONS_MAX = 100
+CART_PERMUTATIONS_DEFAULT = 10
+
+# Seeds a user may type: 0 to this (numpy's legacy seed range, as the share link and settings files accept).
+SEED_MAX = 2**32 - 1
+# The Learn page's demo seeds: 0 to this.
+LEARN_SEED_MAX = 10_000
+
+# Decimals a column may declare (the schema refuses more).
+SCHEMA_DECIMALS_MAX = 15
 
 
 def parse_epsilon_grid(text: str) -> list[float]:

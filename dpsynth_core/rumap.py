@@ -338,6 +338,36 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
 #: Default risk measure of the R-U map: DP points spread along it (exact copies are 0 for all of them).
 DEFAULT_RISK = "dcr_median"
 
+#: How a point without ε (a method that is not DP) carries its ε in the map's ``customdata``: JSON has no NaN.
+NO_EPSILON = -1.0
+
+
+def epsilon_from_point(value) -> float | None:
+    """A point's ε as the map's ``customdata`` carries it (:data:`NO_EPSILON` for none): the float, or None."""
+    return None if float(value) < 0 else float(value)
+
+
+def point_settings(customdata, holdout: float) -> dict | None:
+    """The settings that rebuild one point of the map (its ``customdata``, ``[method, epsilon, seed]``):
+    its method, seed (fixed: exploration) and the sweep's holdout, every row and column, and its ε if it
+    has one. None for the original data, which is no synthesis."""
+    method, eps, seed = customdata
+    if method == "original":
+        return None
+    eps = epsilon_from_point(eps)
+    return dict(method=method, seed=int(seed), fixed_seed=True, n=None, columns=None, holdout=holdout,
+                **({"epsilon": eps} if eps is not None else {}))
+
+
+def epsilon_text(epsilon: float) -> str:
+    """A sweep point's ε in words: "not DP" where the method has none (NaN)."""
+    return "not DP" if epsilon != epsilon else f"{epsilon:g}"
+
+
+def dp_methods(points: pd.DataFrame) -> list[str]:
+    """The DP methods of a sweep, in their order of appearance (reference points are no synthesizer)."""
+    return [m for m in dict.fromkeys(points["method"]) if m in SYNTHESIZERS and SYNTHESIZERS[m].is_dp]
+
 
 def default_threshold(points: pd.DataFrame, method: str, utility: str) -> float:
     """A utility threshold that splits ``method``'s grid: halfway between its best and worst mean values.

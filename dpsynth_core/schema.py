@@ -112,8 +112,9 @@ class ColumnSchema:
             object.__setattr__(self, "bounds", (lo, hi))
         if self.decimals is not None:
             if isinstance(self.decimals, bool) or not float(self.decimals).is_integer() \
-                    or not 0 <= int(self.decimals) <= 15:
-                raise ValueError(f"column {self.name!r}: decimals must be a whole number from 0 to 15, "
+                    or not 0 <= int(self.decimals) <= constraints.SCHEMA_DECIMALS_MAX:
+                raise ValueError(f"column {self.name!r}: decimals must be a whole number from 0 to "
+                                 f"{constraints.SCHEMA_DECIMALS_MAX}, "
                                  f"got {self.decimals!r}")
             object.__setattr__(self, "decimals", int(self.decimals) if self.kind == "numeric" else None)
         relevant = self.relevant_fields
@@ -547,8 +548,9 @@ def schema_from_table(table: pd.DataFrame, base: Schema, *, keys=(), sensitive=N
                 raise ValueError(f"Column {name!r} is numeric: give it a lower and an upper bound.")
             bounds = (float(lo), float(hi))
         decimals = None if kind != "numeric" or _missing(row.get("decimals")) else row["decimals"]
-        if decimals is not None and (not float(decimals).is_integer() or not 0 <= float(decimals) <= 15):
-            raise ValueError(f"Column {name!r}: decimals must be a whole number from 0 to 15.")
+        if decimals is not None and (not float(decimals).is_integer() or not 0 <= float(decimals) <= constraints.SCHEMA_DECIMALS_MAX):
+            raise ValueError(f"Column {name!r}: decimals must be a whole number from 0 to "
+                             f"{constraints.SCHEMA_DECIMALS_MAX}.")
         decimals = None if decimals is None else int(decimals)
         new = {"kind": kind, "categories": cats, "lower": bounds[0] if bounds else None,
                "upper": bounds[1] if bounds else None, "integer": bool(row["integer"]),

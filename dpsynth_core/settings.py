@@ -1,6 +1,6 @@
 """A synthesis configuration as JSON: what the app's settings download and the command line share.
 
-The keys are the app's (``app_state.SynthConfig``, also behind the share
+The keys are the app's (``ui.state.SynthConfig``, also behind the share
 link): ``method``, ``epsilon``, ``delta``, ``seed`` (null: fresh entropy),
 ``n`` (null: the method's own row count), ``implicates``, ``holdout``,
 ``columns`` (null: every modelled column) and ``params`` (method options
@@ -72,7 +72,7 @@ def parse_settings(obj: object) -> dict:
         "method": c["method"],
         "epsilon": number("epsilon", float, constraints.EPSILON_MIN, constraints.EPSILON_MAX),
         "delta": number("delta", float, 0.0, constraints.DELTA_MAX),
-        "seed": number("seed", int, 0, 2**32 - 1, optional=True),
+        "seed": number("seed", int, 0, constraints.SEED_MAX, optional=True),
         "n": number("n", int, 1, constraints.MAX_SYNTH_ROWS, optional=True),
         "implicates": number("implicates", int, 1, constraints.MAX_IMPLICATES),
         "holdout": number("holdout", float, 0.0, 0.9),

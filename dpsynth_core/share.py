@@ -73,7 +73,7 @@ def parse_config_params(params: dict[str, str]) -> tuple[dict, list[str]]:
             notes.append(f"ignored method={params['method']!r} from the link: no such method")
     number("eps", float, constraints.EPSILON_MIN, constraints.EPSILON_MAX, "epsilon")
     number("delta", float, 0.0, constraints.DELTA_MAX, "delta")
-    number("seed", int, 0, 2**32 - 1, "seed")
+    number("seed", int, 0, constraints.SEED_MAX, "seed")
     number("n", int, 1, constraints.MAX_SYNTH_ROWS, "n")
     number("m", int, 1, constraints.MAX_IMPLICATES, "implicates")
     number("holdout", float, 0.0, 0.9, "holdout")

@@ -3,14 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-import app_state
-import ui_controls
-from app_state import core, plain
+import dpsynth_core as core
+from ui import errors, measures, state, widgets
+from ui.text import plain
 
-app_state.start_page()
+errors.start_page()
 
-U, P = core.utility, core.plots
-HELD_OUT = 0.3  # share of rows scored, not fitted, when the held-out option is on
+U, P, C = core.utility, core.plots, core.constraints
+HELD_OUT = C.COMPARE_HELD_OUT_SHARE  # share of rows scored, not fitted, when the held-out option is on
 
 
 def show_tiles(tiles) -> None:
@@ -37,16 +37,16 @@ def declared(column: str):
 
 
 st.title("Compare")
-ui_controls.compact_controls()  # tune ε here and see the comparison follow
-ds, cfg = app_state.dataset(), app_state.config()
-result = ui_controls.synthesis()
+widgets.compact_controls()  # tune ε here and see the comparison follow
+ds, cfg = state.dataset(), state.config()
+result = widgets.synthesis()
 
 used = ds.schema.used
-real = app_state.split()[0][used]
+real = state.split()[0][used]
 synths = tuple(d[used] for d in result.implicates)
 synth, m = synths[0], len(synths)
 cats = tuple(c for c in used if ds.schema[c].kind == "categorical")
-key = app_state.synth_key()  # in release mode it holds the release's content hash
+key = state.synth_key()  # in release mode it holds the release's content hash
 st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}: "
            f"{len(real):,} real rows vs {len(synth):,} synthetic rows"
            + (f" (implicate 1 of {m}; the regression combines all {m})." if m > 1 else "."))
@@ -59,10 +59,11 @@ choice = a.radio("Discriminator", list(U.DISCRIMINATORS), format_func=lambda k: 
 held = b.toggle("Score held-out rows", key="compare_heldout",
                 help=f"Fit on {1 - HELD_OUT:.0%} of the rows and compute every figure on the other {HELD_OUT:.0%}, "
                      "so a discriminator that memorises rows gains nothing.")
-perms = c.number_input("CART permutations", min_value=1, max_value=100, value=10, key="compare_perms",
+perms = c.number_input("CART permutations", min_value=1, max_value=C.CART_PERMUTATIONS_MAX,
+                       value=C.CART_PERMUTATIONS_DEFAULT, key="compare_perms",
                        disabled=choice != "cart", help="Label permutations averaged for the CART null pMSE.")
 # Columns enter the discriminator by dtype, as in the R-U map's scorer, so both pages show the same pMSE.
-prop = app_state.discriminator(key, real, synth, choice, HELD_OUT if held else 0.0, int(perms), cfg.seed, ())
+prop = measures.discriminator(key, real, synth, choice, HELD_OUT if held else 0.0, int(perms), cfg.seed, ())
 disc = U.DISCRIMINATORS[choice]
 if choice == "logit_main":
     st.warning("Main effects only: this model is blind to lost associations. A synthesis that keeps every "
@@ -88,7 +89,7 @@ with st.expander("What gives the synthesis away: the discriminator's variable im
 
 # -- Columns ------------------------------------------------------------------
 st.subheader("Column by column")
-summary = app_state.utility_summary(key, real, synth, cats)
+summary = measures.utility_summary(key, real, synth, cats)
 tiles = summary.tiles()
 show_tiles(tiles[:3] + tiles[5:6])
 gaps = [f"- {plain(n)}" for n in summary.column_notes()]
@@ -152,24 +153,22 @@ if len(summary.association.difference) >= 2:
 
 # -- Regression ---------------------------------------------------------------
 st.subheader("A regression on both")
-numeric = [col for col in used if col not in cats]
-binary = [col for col in cats if len(ds.schema[col].categories) == 2]
-outcomes = numeric + binary
+outcomes = U.regression_outcomes(ds.schema, used)  # outcome → family (linear, or logistic for two levels)
 if not outcomes:
     st.info("No numeric or two-level column to use as an outcome.")
     st.stop()
-outcome = st.selectbox("Outcome", outcomes, key="reg_outcome")
+outcome = st.selectbox("Outcome", list(outcomes), key="reg_outcome")
 choices = [col for col in used if col != outcome]
 predictors = st.multiselect("Predictors", choices, default=choices[:3], key="reg_predictors")
 if not predictors:
     st.info("Pick at least one predictor.")
     st.stop()
-family = "logistic" if outcome in binary else "linear"
+family = outcomes[outcome]
 partial = bool(result.ledger.get("kept_columns"))
 try:
-    reg = app_state.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats)
+    reg = measures.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats)
 except (core.DataError, ValueError) as err:
-    app_state.show_error(str(err))
+    errors.show_error(str(err))
     st.stop()
 show_tiles([U.metric_tile("ci_overlap_mean", reg.mean_overlap), U.metric_tile("sso", reg.sso),
             U.metric_tile("coef_distance", reg.coef_distance, "No coefficient is estimable and non-zero on the "

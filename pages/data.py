@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-import app_state
-from app_state import core, plain
+import dpsynth_core as core
+from ui import errors, link, state, text, widgets
+from ui.text import plain
 
-app_state.start_page()
+errors.start_page()
 
 st.title("Data")
 
@@ -14,7 +15,7 @@ ss = st.session_state
 
 def _on_bundled():
     if ss["bundled_choice"] is not None:
-        app_state.set_bundled(ss["bundled_choice"])
+        state.set_bundled(ss["bundled_choice"])
         ss.pop("upload_error", None)
         ss.pop("schema_error", None)
 
@@ -26,11 +27,12 @@ def _on_upload():
         return
     try:
         df = core.load_csv(upload)
-        app_state.set_uploaded(upload.name, df)
+        state.set_uploaded(upload.name, df)
+        link.apply_pending()  # a shared link that was waiting for this file
     except core.DataError as err:
         ss["upload_error"] = str(err)
     except Exception as err:  # noqa: BLE001 - the file is refused in a sentence, never with a traceback
-        app_state.log_unexpected(err)
+        errors.log_unexpected(err)
         ss["upload_error"] = ("The file could not be prepared for synthesis; check its values (for example infinite or "
                              "extremely large numbers) and try again.")
     else:
@@ -39,8 +41,8 @@ def _on_upload():
         ss["bundled_choice"] = None
 
 
-current = app_state.dataset()
-choice = app_state.start_value("bundled_choice", current.name if current.source == "bundled" else None)
+current = state.dataset()
+choice = widgets.start_value("bundled_choice", current.name if current.source == "bundled" else None)
 left, right = st.columns(2)
 bundled = list(core.BUNDLED)
 left.selectbox("Bundled dataset", bundled, format_func=lambda n: core.BUNDLED[n].title,
@@ -49,13 +51,13 @@ left.selectbox("Bundled dataset", bundled, format_func=lambda n: core.BUNDLED[n]
 right.file_uploader("…or upload a CSV file", type=["csv", "txt"], key="uploader", on_change=_on_upload)
 
 if "upload_error" in st.session_state:
-    app_state.show_error(st.session_state["upload_error"] + " The previous dataset is still loaded.")
+    errors.show_error(st.session_state["upload_error"] + " The previous dataset is still loaded.")
 
-ds = app_state.dataset()
+ds = state.dataset()
 st.subheader(f"{plain(ds.name)}: {len(ds.df):,} rows, {ds.df.shape[1]} columns")
 if ds.source == "bundled":
     st.caption(plain(core.BUNDLED[ds.name].description) + " Its public schema is declared in data/.")
-st.dataframe(app_state.displayable(ds.df.head(50)), height=220)
+st.dataframe(text.displayable(ds.df.head(50)), height=220)
 
 st.subheader("What is public")
 st.markdown(
@@ -80,7 +82,7 @@ else:
 
 
 def _declare(fields, kinds):
-    app_state.set_schema(app_state.dataset().schema.declare(fields, kinds=kinds))
+    state.set_schema(state.dataset().schema.declare(fields, kinds=kinds))
 
 
 def _pending(fields, kinds) -> bool:
@@ -123,7 +125,8 @@ edited = st.data_editor(
         "upper": st.column_config.NumberColumn("upper"),
         "integer": st.column_config.CheckboxColumn("integer", width="small"),
         "nullable": st.column_config.CheckboxColumn("nullable", width="small"),
-        "decimals": st.column_config.NumberColumn("decimals", min_value=0, max_value=15, step=1, width="small",
+        "decimals": st.column_config.NumberColumn("decimals", min_value=0,
+                                                  max_value=core.constraints.SCHEMA_DECIMALS_MAX, step=1, width="small",
                                                   help="Synthetic values are written rounded to this many decimals"),
         "public": st.column_config.CheckboxColumn("public", width="small",
                                                   help="Tick to declare every value of the row as shown"),
@@ -143,10 +146,10 @@ if not edited.equals(table) or tuple(keys) != schema.keys or sensitive != schema
     try:
         new = core.schema_from_table(edited, schema, keys=keys, sensitive=sensitive)
     except ValueError as err:
-        app_state.show_error(str(err))
+        errors.show_error(str(err))
     else:
         if new != schema:
-            app_state.set_schema(new)
+            state.set_schema(new)
             st.rerun()
 
 
@@ -155,14 +158,14 @@ def _on_schema_upload():
     if upload is None:
         return
     try:
-        new = core.schema.schema_for_data(upload.getvalue(), app_state.dataset().schema)
+        new = core.schema.schema_for_data(upload.getvalue(), state.dataset().schema)
     except ValueError as err:
         ss["schema_error"] = str(err)
     else:
         ss.pop("schema_error", None)
-        app_state.set_schema(new)
+        state.set_schema(new)
         # The role widgets keep their own state: give them the file's roles (allowed here, before they are drawn).
-        fp = app_state.dataset().fingerprint[:12]
+        fp = state.dataset().fingerprint[:12]
         ss[f"keys_{fp}"] = [k for k in new.keys if k in new.used]
         ss[f"sensitive_{fp}"] = new.sensitive if new.sensitive in new.used else None
 
@@ -172,9 +175,9 @@ st.caption("The schema is your work: save it as JSON and load it again later (th
            "Values still read off the data are saved marked *derived*, so keep the file with the data, not with a "
            "release. Uploading the same data again in this session keeps its schema.")
 left, right = st.columns(2)
-app_state.download("Download the schema (JSON)", lambda s=schema: s.to_json().encode("utf-8"),
+widgets.download("Download the schema (JSON)", lambda s=schema: s.to_json().encode("utf-8"),
                    file_name=f"{core.release.safe_name(ds.name)}.schema.json", mime="application/json",
                    key="download_schema", where=left)
 right.file_uploader("Upload a schema (JSON)", type=["json"], key="schema_uploader", on_change=_on_schema_upload)
 if "schema_error" in ss:
-    app_state.show_error(ss["schema_error"] + " The schema in the table is unchanged.")
+    errors.show_error(ss["schema_error"] + " The schema in the table is unchanged.")

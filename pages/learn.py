@@ -5,10 +5,11 @@ import math
 import pandas as pd
 import streamlit as st
 
-import app_state
-from app_state import bundled, core
+import dpsynth_core as core
+from ui import errors
+from ui.cache import bundled
 
-app_state.start_page()
+errors.start_page()
 
 T, F, C = core.teaching, core.plots.teaching, core.constraints
 
@@ -95,8 +96,9 @@ def noise():
         delta = float(st.select_slider("δ (Gaussian only)", C.LEARN_DELTAS,
                                        linked("learn_noise_delta", 1e-5, options=list(C.LEARN_DELTAS)),
                                        key="learn_noise_delta", format_func=lambda d: f"{d:.0e}", **PAGE))
-        seed = st.number_input("Seed of the released answers", 0, 10_000,
-                               linked("learn_noise_seed", 0, low=0, high=10_000), key="learn_noise_seed", **PAGE)
+        seed = st.number_input("Seed of the released answers", 0, C.LEARN_SEED_MAX,
+                               linked("learn_noise_seed", 0, low=0, high=C.LEARN_SEED_MAX), key="learn_noise_seed",
+                               **PAGE)
     r = T.count_noise(count, eps, delta=delta, seed=int(seed))
     m, d = st.columns(3), r["draws"]
     m[0].metric("Laplace scale b = 1/ε", f"{r['laplace_scale']:.4g}", help=f"sd = √2·b = {r['laplace_sd']:.4g}")
@@ -229,8 +231,8 @@ def sequential():
     steps = list(T.SEQUENTIAL_STEPS)
     step = a.select_slider("Step", steps, linked("learn_seq_step", 4, options=steps),
                            format_func=T.SEQUENTIAL_STEPS.get, key="learn_seq_step", **PAGE)
-    seed = b.number_input("Seed", 0, 10_000, linked("learn_seq_seed", 0, low=0, high=10_000), key="learn_seq_seed",
-                          **PAGE)
+    seed = b.number_input("Seed", 0, C.LEARN_SEED_MAX, linked("learn_seq_seed", 0, low=0, high=C.LEARN_SEED_MAX),
+                          key="learn_seq_seed", **PAGE)
     r = T.sequential_synthesis_demo(bundled("penguins")[0], seed=int(seed))
     s = r["summary"]
     for col, who, label in zip(st.columns(3), ("real", "bare", "noisy"),

@@ -5,35 +5,37 @@ import sys
 
 import streamlit as st
 
-import app_state
-import ui_controls
-from app_state import core, plain
+import dpsynth_core as core
+from ui import errors, measures, state, widgets
+from ui.text import plain
 
-app_state.start_page()
+errors.start_page()
 
 risk = core.risk
 st.title("Risk")
 summary_slot = st.empty()  # one line on every verdict below, written when they are all known
 SHOWN = []  # the estimates shown on this run, for that line
-ui_controls.compact_controls()  # tune ε here and see the verdicts follow
-ds, cfg = app_state.dataset(), app_state.config()
+widgets.compact_controls()  # tune ε here and see the verdicts follow
+ds, cfg = state.dataset(), state.config()
 
 # The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched.
 hold_on = st.checkbox("Hold out rows the synthesizer never sees, to compare the records it used with others",
                       value=cfg.holdout > 0, key="risk_holdout_on")
-share = st.slider("Share of rows held out", 0.05, 0.5, value=cfg.holdout or 0.2, step=0.05, key="risk_holdout",
+C = core.constraints
+share = st.slider("Share of rows held out", C.RISK_HOLDOUT_MIN, C.RISK_HOLDOUT_MAX,
+                  value=cfg.holdout or C.RISK_HOLDOUT_DEFAULT, step=C.RISK_HOLDOUT_STEP, key="risk_holdout",
                   disabled=not hold_on)
 wanted = round(float(share), 2) if hold_on else 0.0
 if wanted != cfg.holdout:
-    app_state.set_config(holdout=wanted)
+    state.set_config(holdout=wanted)
     st.rerun()  # the sidebar and the synthesis must follow the new split
 
-result = ui_controls.synthesis()
+result = widgets.synthesis()
 ledger, used = result.ledger, ds.schema.used
-train, held = app_state.split()
+train, held = state.split()
 real, synth = train[used], result.data[used]
 holdout = held[used] if held is not None else None
-key = app_state.synth_key()
+key = state.synth_key()
 
 
 def show(est, fmt: str = "{:.3f}", note: str = "", chart_key: str = "") -> None:
@@ -63,7 +65,7 @@ def show_summary() -> None:
 
 
 st.subheader("Formal guarantee")
-app_state.show_statement(ledger)
+widgets.show_statement(ledger)
 formal = risk.formal_risk(ledger)
 a, b, c = st.columns(3)
 a.metric("ε", f"{formal.epsilon:g}" if formal.is_dp else "none (not DP)")
@@ -98,7 +100,7 @@ if not keys:
 
 if keys and linked:
     st.subheader("Re-identification by matching on key variables")
-    mr = app_state.match_risk(key, real, synth, tuple(keys), tol or None, ds.schema)
+    mr = measures.match_risk(key, real, synth, tuple(keys), tol or None, ds.schema)
     for est in mr.estimates.values():
         show(est)
     a, b = st.columns([2, 3])
@@ -111,7 +113,7 @@ if keys and linked:
     st.dataframe(mr.table, height=260)
 elif keys and sensitive:
     st.subheader("Attribute disclosure by matching on key variables")
-    km, uq, su = app_state.key_match_risk(key, real, synth, holdout, tuple(keys), sensitive, tol or None, stol,
+    km, uq, su = measures.key_match_risk(key, real, synth, holdout, tuple(keys), sensitive, tol or None, stol,
                                           ds.schema, cfg.seed)
     st.caption(f"{km.matched_share:.1%} of the records have at least one synthetic row sharing their keys; "
                + ("the guess is the most frequent value among those rows." if km.tolerance is None else
@@ -128,7 +130,7 @@ elif keys and sensitive:
              help="The same share in random data of the synthetic size within the public domain.")
 
 st.subheader("Distance to closest record and membership inference")
-dr = app_state.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
+dr = measures.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
 if dr.measured is not None:
     also = f" and {min(len(holdout), dr.measured[0]):,} of the {len(holdout):,} held out" if holdout is not None else ""
     st.caption(f"Measured on a random subsample of {dr.measured[0]:,} of the {dr.measured[1]:,} records the "
@@ -145,7 +147,7 @@ else:
 
 if keys and sensitive:
     st.subheader("Attribute disclosure by prediction")
-    ai = app_state.attribute_inference(key, real, synth, holdout, tuple(keys), sensitive, ds.schema, cfg.seed)
+    ai = measures.attribute_inference(key, real, synth, holdout, tuple(keys), sensitive, ds.schema, cfg.seed)
     st.caption(plain(f"The intruder fits {ai.model} on the synthetic data to predict {sensitive} from "
                      f"{', '.join(keys)}, then applies it to the {ai.n:,} confidential records."))
     show(ai.estimate, fmt="{:.3f}" if ai.measure == "accuracy" else "{:,.4g}", note=sensitive)

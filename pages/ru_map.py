@@ -2,16 +2,17 @@
 
 import streamlit as st
 
-import app_state
-from app_state import core, plain
+import dpsynth_core as core
+from ui import errors, measures, spending, state, widgets
+from ui.text import plain
 
-app_state.start_page()
+errors.start_page()
 
 
 def steward_question(table, x: str, y: str) -> dict | None:
     """The smallest ε reaching a utility threshold, asked of one DP method; its answer (marked on the map)."""
     st.subheader("The steward's question")
-    dp_methods = [m for m in dict.fromkeys(table["method"]) if m in core.SYNTHESIZERS and core.SYNTHESIZERS[m].is_dp]
+    dp_methods = core.rumap.dp_methods(table)
     if not dp_methods:
         st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
         return None
@@ -32,7 +33,7 @@ def steward_question(table, x: str, y: str) -> dict | None:
     swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
     at_eps = swept[0] if len(swept) == 1 else st.select_slider(
         "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
-        value=min(swept, key=lambda e: abs(e - app_state.config().epsilon)))
+        value=min(swept, key=lambda e: abs(e - state.config().epsilon)))
     best = core.rumap.best_dp_method(table, at_eps, y)
     if best is not None:
         st.info(best["sentence"])
@@ -40,7 +41,7 @@ def steward_question(table, x: str, y: str) -> dict | None:
 
 
 st.title("Risk–utility map")
-ds, cfg = app_state.dataset(), app_state.config()
+ds, cfg = state.dataset(), state.config()
 ss = st.session_state
 st.markdown(
     "Each point is one synthesis: its disclosure risk (x) against its utility (y), the mean over replicates "
@@ -60,7 +61,7 @@ source = st.radio("Sweep on", ["the confidential data", "a public look-alike fil
                   "alternative: tune ε on it, then release once.")
 public = source != "the confidential data"
 if public:
-    sweep_df = app_state.public_lookalike(st.file_uploader("Public look-alike CSV (same columns)", type=["csv", "txt"],
+    sweep_df = measures.public_lookalike(st.file_uploader("Public look-alike CSV (same columns)", type=["csv", "txt"],
                                                            key="ru_public_file"))
     if sweep_df is None:
         st.stop()
@@ -76,7 +77,7 @@ methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independe
 grid_text = st.text_input("Total ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
 a, b, c, d = st.columns(4)
-reps = a.number_input("Replicates", min_value=1, max_value=20, value=1, key="ru_reps")
+reps = a.number_input("Replicates", min_value=1, max_value=core.constraints.RU_MAX_REPLICATES, value=1, key="ru_reps")
 risk_options = core.rumap.metric_options("risk")
 x = b.selectbox("Risk (x)", risk_options, index=risk_options.index(core.rumap.DEFAULT_RISK),
                 format_func=lambda m: core.METRICS[m].label, key="ru_x",
@@ -84,7 +85,7 @@ x = b.selectbox("Risk (x)", risk_options, index=risk_options.index(core.rumap.DE
                      "so that axis would pile them up.")
 y = c.selectbox("Utility (y)", core.rumap.metric_options("utility"),
                 format_func=lambda m: core.METRICS[m].label, key="ru_y")
-holdout = d.select_slider("Rows held out", options=[0.0, 0.1, 0.2, 0.3], value=0.0,
+holdout = d.select_slider("Rows held out", options=core.constraints.RU_HOLDOUT_SHARES, value=0.0,
                           format_func=lambda v: f"{v:.0%}", key="ru_holdout",
                           help="Held out before synthesis; membership inference compares them with the rest.")
 scheduler = st.text_input("Dask scheduler (optional)", "", key="ru_scheduler", placeholder="tcp://host:8786",
@@ -94,7 +95,7 @@ scheduler = st.text_input("Dask scheduler (optional)", "", key="ru_scheduler", p
 try:
     epsilons = core.parse_epsilon_grid(grid_text)
 except ValueError as err:
-    app_state.show_error(str(err))
+    errors.show_error(str(err))
     st.stop()
 
 run, cancel = st.columns([1, 5])
@@ -104,8 +105,8 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
     bar = st.progress(0.0, text="Starting…")
     try:
         # Keyed by the swept table's own content: a public file must never get another file's sweep.
-        key = app_state.synth_key() + (core.fingerprint(sweep_df) if public else "")
-        table = app_state.ru_sweep(key, sweep_df, ds.schema, tuple(methods),
+        key = state.synth_key() + (core.fingerprint(sweep_df) if public else "")
+        table = measures.ru_sweep(key, sweep_df, ds.schema, tuple(methods),
                                    tuple(epsilons), int(reps), cfg.seed,
                                    progress=lambda f, msg: bar.progress(f, text=msg),
                                    metrics=tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS,
@@ -114,13 +115,13 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
     except (core.DataError, core.MethodRefused, ValueError) as err:
         bar.empty()
         cancel_slot.empty()  # nothing runs any more
-        app_state.show_error(str(err))
+        errors.show_error(str(err))
         st.stop()
     bar.empty()
     cancel_slot.empty()
     ss["ru_result"] = (table, public, float(holdout))
     if not public:
-        app_state.log_sweep(table)
+        spending.log_sweep(table)
 elif ss.get("ru_cancel"):
     st.warning("Sweep cancelled; nothing of it was kept.")
 
@@ -141,13 +142,11 @@ fig = core.plots.ru_figure(table, x, y, answer=answer)
 event = st.plotly_chart(fig, key="ru_chart", on_select="rerun", selection_mode="points")
 points = event.selection.points if event and event.selection else []
 if points and "customdata" in points[0]:
-    method, eps, seed = points[0]["customdata"]
-    if method != "original":
-        eps = None if float(eps) < 0 else float(eps)
-        chosen = dict(method=method, seed=int(seed), fixed_seed=True, n=None, columns=None, holdout=swept_holdout,
-                      **({"epsilon": eps} if eps is not None else {}))
+    chosen = core.rumap.point_settings(points[0]["customdata"], swept_holdout)
+    if chosen is not None:
+        method, eps, seed = chosen["method"], chosen.get("epsilon"), chosen["seed"]
         if any(getattr(cfg, k) != v for k, v in chosen.items()):
-            app_state.set_config(**chosen)
+            state.set_config(**chosen)
             st.rerun()  # so the sidebar, drawn before this page, shows the loaded synthesis
         shown = "" if eps is None else f" at ε = {eps:g}"
         where = " (it runs on the confidential data)" if swept_public else ""
@@ -156,9 +155,9 @@ if points and "customdata" in points[0]:
 
 st.subheader("Export")
 e1, e2, e3 = st.columns(3)
-app_state.download("Figure (interactive HTML)", lambda fig=fig: fig.to_html(include_plotlyjs=True).encode("utf-8"),
+widgets.download("Figure (interactive HTML)", lambda fig=fig: fig.to_html(include_plotlyjs=True).encode("utf-8"),
                    file_name="ru_map.html", mime="text/html", key="ru_html", where=e1)
-app_state.download("Sweep table (CSV)", lambda table=table: core.to_csv_bytes(table), file_name="ru_sweep.csv",
+widgets.download("Sweep table (CSV)", lambda table=table: core.to_csv_bytes(table), file_name="ru_sweep.csv",
                    mime="text/csv", key="ru_csv", where=e2)
 # The PNG takes seconds (kaleido starts a browser), so it is made on request and kept with the figure it shows,
 # under its own key: a download button's key (ru_png) may not be assigned in session_state.
@@ -168,12 +167,12 @@ if e3.button("Figure (PNG)", key="ru_png_make"):
         with st.spinner("Drawing the PNG…"):
             ss["ru_png_bytes"] = (fig_id, core.plots.figure_png(fig))
     except RuntimeError as err:
-        app_state.show_error(str(err))
+        errors.show_error(str(err))
 made = ss.get("ru_png_bytes")
 if made and made[0] == fig_id:
-    app_state.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
+    widgets.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
                        where=e3)
 # ε in words where a method has none (the CSV export keeps the number column, empty there).
-st.dataframe(table.assign(epsilon=[("not DP" if e != e else f"{e:g}") for e in table["epsilon"]]), hide_index=True,
+st.dataframe(table.assign(epsilon=[core.rumap.epsilon_text(e) for e in table["epsilon"]]), hide_index=True,
              placeholder="")
 st.caption(plain(f"{len(table)} points."))

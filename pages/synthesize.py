@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-import app_state
-import ui_controls
-from app_state import core
+import dpsynth_core as core
+from ui import errors, link, runs, spending, state, text, widgets
 
-app_state.start_page()
+errors.start_page()
 
 C = core.constraints
 ss = st.session_state
@@ -14,7 +13,7 @@ ss = st.session_state
 st.title("Synthesize")
 
 
-start = app_state.start_value
+start = widgets.start_value
 
 
 def show_forecast(method, cfg, schema) -> None:
@@ -37,23 +36,23 @@ def controls(ds, cfg) -> None:
     left, right = st.columns([2, 1])
     with left:
         # shared with Compare and Risk; the forecast sits right under the method's description
-        chosen, options = ui_controls.method_and_epsilon(
+        chosen, options = widgets.method_and_epsilon(
             cfg, after_method=lambda method: show_forecast(method, cfg, ds.schema))
     with right:
         if ss["mode"] == "release":
             st.caption("Release mode: the release runs with fresh randomness; no seed is kept or shown.")
         else:
             st.checkbox("Fixed seed: reproducible exploration, not DP", value=start("fixed_seed", cfg.fixed_seed),
-                        key="fixed_seed", on_change=lambda: app_state.set_config(fixed_seed=bool(ss["fixed_seed"])),
+                        key="fixed_seed", on_change=lambda: state.set_config(fixed_seed=bool(ss["fixed_seed"])),
                         help="With a fixed seed the output is a fixed function of the data and the seed, so the run "
                              "is labelled not DP. Untick for fresh randomness that is never stored: the run is "
                              "then labelled DP if everything else allows.")
-            st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, value=start("seed", cfg.seed),
+            st.number_input("Seed", min_value=0, max_value=C.SEED_MAX, step=1, value=start("seed", cfg.seed),
                             key="seed", disabled=not ss["fixed_seed"],
-                            on_change=lambda: app_state.set_config(seed=int(ss["seed"])))
+                            on_change=lambda: state.set_config(seed=int(ss["seed"])))
         st.checkbox("Declare the number of synthetic rows", value=start("n_declared", cfg.n is not None),
                     key="n_declared",
-                    on_change=lambda: app_state.set_config(
+                    on_change=lambda: state.set_config(
                         n=int(ss["n_rows"]) if ss["n_declared"] and ss.get("n_rows") is not None else None),
                     help="A declared row count is public. Otherwise a DP method releases a noisy count of the "
                          f"data's rows, spending {C.ROW_COUNT_EPSILON_SHARE:.0%} of ε.")
@@ -64,16 +63,16 @@ def controls(ds, cfg) -> None:
                         placeholder="type a publicly known count",
                         help="The data's exact number of rows is confidential unless it is known publicly "
                              "(e.g. published with the survey); type a public figure, not one read off the data.",
-                        on_change=lambda: app_state.set_config(
+                        on_change=lambda: state.set_config(
                             n=int(ss["n_rows"]) if ss["n_rows"] is not None else None))
         st.number_input("Implicates (m datasets: m·n records, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES,
                         step=1,
                         value=start("implicates", cfg.implicates), key="implicates",
-                        on_change=lambda: app_state.set_config(implicates=int(ss["implicates"])))
+                        on_change=lambda: state.set_config(implicates=int(ss["implicates"])))
         st.multiselect("Columns to synthesize (the rest are kept as they are)", ds.schema.used,
                        default=start("synth_columns", list(cfg.columns) if cfg.columns is not None else ds.schema.used),
                        key="synth_columns",
-                       on_change=lambda: app_state.set_config(columns=None if set(ss["synth_columns"]) == set(
+                       on_change=lambda: state.set_config(columns=None if set(ss["synth_columns"]) == set(
                            ds.schema.used) else tuple(ss["synth_columns"])))
 
     defaults = getattr(chosen, "defaults", {})
@@ -104,8 +103,8 @@ def controls(ds, cfg) -> None:
                 if value != default:
                     chosen_params[name] = value
             params = tuple(sorted(chosen_params.items()))
-            if params != app_state.config().params:
-                app_state.set_config(params=params)
+            if params != state.config().params:
+                state.set_config(params=params)
 
 
 def release_run() -> None:
@@ -115,64 +114,64 @@ def release_run() -> None:
         "The release is synthesized **once**, at the settings above, with a **fresh random seed**; every "
         "synthesis of this dataset in the session is listed below with the ε it spent."
     )
-    release = app_state.current_release()
-    done = release is not None and release.settings == app_state.release_settings()
+    release = state.current_release()
+    done = release is not None and release.settings == state.release_settings()
     if st.button("Run the release", type="primary", key="run_release", disabled=done,
                  help="Done at these settings: change a setting or the schema to run another release." if done
                  else None):
-        app_state.run_release()
+        runs.run_release()
         st.rerun()  # drawn again at once: the button disabled, the sidebar's spending updated
     if "release_error" in ss:
-        app_state.show_error(ss["release_error"])
-    release = app_state.current_release()
+        errors.show_error(ss["release_error"])
+    release = state.current_release()
     if release is None:
         st.info("No release yet for this dataset.")
     else:
-        if release.settings != app_state.release_settings():
+        if release.settings != state.release_settings():
             st.info("The settings or the schema changed since this release: run the release again to release "
                     "at the new settings.")
-        app_state.show_ledger(release.synthesis.ledger, statement=release.statement)
+        widgets.show_ledger(release.synthesis.ledger, statement=release.statement)
         d1, d2 = st.columns(2)
-        app_state.download("Download the public release (zip: synthetic CSV, ledger, public report)",
+        widgets.download("Download the public release (zip: synthetic CSV, ledger, public report)",
                            release.package, file_name=release.zip_name, mime="application/zip",
                            key="download_release", where=d1)
-        app_state.download("Download the internal report (CONFIDENTIAL, not for publication)", release.internal,
+        widgets.download("Download the internal report (CONFIDENTIAL, not for publication)", release.internal,
                            file_name=release.internal_name, mime="text/html", key="download_internal", where=d2)
         st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
                    "The internal report compares the release with the confidential data: keep it with the data.")
     st.subheader("Session ledger")
-    st.dataframe(app_state.session_log_table(), hide_index=True)
+    st.dataframe(spending.session_log_table(), hide_index=True)
 
 
 def exploration(ds) -> None:
     """Teaching mode: the synthesis at the current settings, its ledger, a preview and the downloads."""
-    result = ui_controls.synthesis()
+    result = widgets.synthesis()
     ledger = result.ledger
-    ui_controls.show_headline(result)  # utility and risk at a glance, following ε on this page
-    app_state.show_ledger(ledger)
+    widgets.show_headline(result)  # utility and risk at a glance, following ε on this page
+    widgets.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
-    st.dataframe(app_state.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
+    st.dataframe(text.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)
     if len(result.implicates) == 1:
-        app_state.download("Download synthetic CSV",
+        widgets.download("Download synthetic CSV",
                            lambda r=result: core.to_csv_bytes(core.release.round_to_schema(r.implicates[0], r.schema),
                                                               r.schema),
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
-        app_state.download(f"Download {len(result.implicates)} implicates (zip)",
+        widgets.download(f"Download {len(result.implicates)} implicates (zip)",
                            lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(
                                r, s, ledger=core.release.public_ledger(r.ledger, r.schema))),
                            file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
     # What leaves the machine carries the declared schema only: values read off the data are withheld.
-    app_state.download("Download ledger (JSON)",
+    widgets.download("Download ledger (JSON)",
                        lambda r=result: core.release.ledger_bytes(core.release.public_ledger(r.ledger, r.schema)),
                        file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
     # The settings as `dpsynth synthesize --config` reads them: this run, repeated in batch.
-    app_state.download("Download settings (JSON, for the dpsynth command)",
-                       lambda c=app_state.config(): core.settings.settings_json(c.__dict__).encode("utf-8"),
+    widgets.download("Download settings (JSON, for the dpsynth command)",
+                       lambda c=state.config(): core.settings.settings_json(c.__dict__).encode("utf-8"),
                        file_name=f"{stem}.settings.json", mime="application/json", key="download_settings", where=d2)
 
 
@@ -183,14 +182,14 @@ def settings_and_result() -> None:
     """
     # The sidebar's settings and spending, rewritten from here on every run (a fragment may write outside
     # itself only where it also wrote on the last full run); a new synthesis rewrites the spending again.
-    app_state.show_settings()
-    app_state.show_spending()
-    controls(app_state.dataset(), app_state.config())
-    app_state.write_link()  # the address bar holds the settings
+    spending.show_settings()
+    spending.show_spending()
+    controls(state.dataset(), state.config())
+    link.write_link()  # the address bar holds the settings
     if ss["mode"] == "release":
         release_run()
     else:
-        exploration(app_state.dataset())
+        exploration(state.dataset())
 
 
 settings_and_result()

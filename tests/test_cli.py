@@ -11,10 +11,10 @@ import zipfile
 import pandas as pd
 import pytest
 
-import app_state
 import dpsynth_core as core
 from dpsynth_core import cli
 from dpsynth_core.settings import parse_settings, settings_json
+from ui import state
 from tests.conftest import ROOT
 
 DATA, SCHEMA = str(ROOT / "data/penguins.csv"), str(ROOT / "data/penguins.schema.json")
@@ -64,12 +64,12 @@ def test_synthesize_with_a_seed_is_the_library_call_and_its_settings_repeat_it(t
 def test_the_apps_settings_repeat_the_apps_synthesis_in_batch(tmp_path, penguins):
     df, schema = penguins
     # No holdout: the app's holdout is a secret coin per record that neither side can repeat (issue 15).
-    cfg = app_state.SynthConfig(method="independent", epsilon=0.5, seed=11, holdout=0.0, implicates=2,
-                                params=(("bins", 8),))
+    cfg = state.SynthConfig(method="independent", epsilon=0.5, seed=11, holdout=0.0, implicates=2,
+                            params=(("bins", 8),))
     (tmp_path / "app.json").write_text(settings_json(cfg.__dict__))
     code, _, err = run("synthesize", DATA, "--schema", SCHEMA, "--config", "app.json", "-o", "s.csv", cwd=tmp_path)
     assert code == 0, err
-    # What the app computes for this configuration (app_state._synthesis).
+    # What the app computes for this configuration (ui.runs.synthesize).
     want = core.synthesize(df, "independent", epsilon=0.5, schema=schema, seed=11, implicates=2, bins=8)
     for i, frame in enumerate(want.implicates):
         assert (tmp_path / f"s-implicate{i + 1}.csv").read_bytes() == core.to_csv_bytes(frame)

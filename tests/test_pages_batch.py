@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import app_state
+from ui.text import plain
 from tests.conftest import APP
 
 distributed = pytest.importorskip("dask.distributed")
@@ -41,12 +41,12 @@ def test_a_bad_scheduler_address_is_one_sentence_and_keeps_the_last_sweep(at):
     at.text_input(key="ru_scheduler").set_value("my cluster").run()
     at.button(key="ru_run").click().run()
     assert not at.exception
-    assert [e.value for e in at.error] == [app_state.plain(
+    assert [e.value for e in at.error] == [plain(
         "A Dask scheduler address looks like tcp://host:8786; check the address.")]
     assert at.session_state["ru_result"][0] is before
     at.text_input(key="ru_scheduler").set_value("tcp://127.0.0.1:9").run()  # nothing listens on port 9
     at.button(key="ru_run").click().run()
-    assert [e.value for e in at.error] == [app_state.plain(
+    assert [e.value for e in at.error] == [plain(
         "Could not reach a Dask scheduler at tcp://127.0.0.1:9; check the address and that the scheduler is running.")]
 
 

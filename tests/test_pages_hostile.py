@@ -82,7 +82,7 @@ def test_hostile_upload_gives_a_sentence_or_a_working_app(name, clean_error_word
 def test_user_text_shortcodes_and_headings_stay_text():
     import re
 
-    from app_state import WORD_JOINER, plain
+    from ui.text import WORD_JOINER, plain
 
     shown = plain(":material/home: and :smile:")
     # Streamlit reads :name: and :material/name: before Markdown escapes: no colon may touch a word.
@@ -103,7 +103,8 @@ def test_markdown_in_column_names_reaches_the_page_inert():
 
 
 def test_an_unforeseen_error_shows_the_generic_sentence_and_logs_no_data(monkeypatch, caplog):
-    import app_state
+    from ui.errors import GENERIC_ERROR
+    from ui.text import plain
     import dpsynth_core as core
 
     def explode(*args, **kwargs):
@@ -114,7 +115,7 @@ def test_an_unforeseen_error_shows_the_generic_sentence_and_logs_no_data(monkeyp
     with caplog.at_level("ERROR", logger="dpsynth"):
         at.switch_page("pages/compare.py").run()
     assert not at.exception
-    assert [e.value for e in at.error] == [app_state.plain(app_state.GENERIC_ERROR)]
+    assert [e.value for e in at.error] == [plain(GENERIC_ERROR)]
     assert at.session_state["dataset"].name == "penguins"  # the session's state is untouched
     logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "dpsynth")
     assert "unexpected ValueError at" in logged and "compare.py" in logged

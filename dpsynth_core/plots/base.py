@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..metric_info import METRICS
-from ..rumap import summarise
+from ..rumap import NO_EPSILON, summarise
 
 REAL_COLOUR = "#1f77b4"
 SYNTH_COLOUR = "#ff7f0e"
@@ -182,7 +182,7 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
                         color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
             error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
             error_y=dict(type="data", array=part["y_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
-            customdata=np.stack([part["method"], part["epsilon"].fillna(-1), part["seed"]], axis=1),
+            customdata=np.stack([part["method"], part["epsilon"].fillna(NO_EPSILON), part["seed"]], axis=1),
             hovertext=[f"{name}<br>{t}<br>{esc(xl)} = {a:.4g}<br>{esc(yl)} = {b:.4g}"
                        for t, a, b in zip(eps_text, part["x"], part["y"])],
             hoverinfo="text",

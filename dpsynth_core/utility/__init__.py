@@ -27,7 +27,7 @@ from .marginals import (ColumnComparison, column_distances, compare_columns, hel
                         moments_table, tv_distance)
 from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, propensity_metrics
-from .regression import RegressionOverlap, ci_overlap, regression_ci_overlap
+from .regression import RegressionOverlap, ci_overlap, regression_ci_overlap, regression_outcomes
 from .report import (DISCRIMINATORS, Tile, UtilitySummary, format_value, metric_tile, propensity_tiles,
                      run_discriminator, section_tiles, utility_summary)
 from .univariate import EcdfData, ecdf_data, histogram_data, ks_mean, ks_statistic
@@ -68,6 +68,7 @@ __all__ = [
     "propensity_metrics",
     "propensity_tiles",
     "regression_ci_overlap",
+    "regression_outcomes",
     "run_discriminator",
     "section_tiles",
     "tv_distance",

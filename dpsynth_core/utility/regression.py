@@ -296,6 +296,16 @@ def _binary_outcome(labels: np.ndarray, levels: list[str]) -> np.ndarray:
     return (labels == levels[1]).astype(float)
 
 
+def regression_outcomes(schema, columns: Sequence[str]) -> dict[str, str]:
+    """The columns of ``columns`` a regression can explain, each with the family fitted to it: the numeric
+    columns (``"linear"``), then the categorical columns of two declared levels (``"logistic"``), each
+    group in the order of ``columns``. A column of more levels is no outcome."""
+    numeric = {c: "linear" for c in columns if schema[c].kind == "numeric"}
+    binary = {c: "logistic" for c in columns
+              if schema[c].kind == "categorical" and len(schema[c].categories) == 2}
+    return {**numeric, **binary}
+
+
 def regression_ci_overlap(
     real: pd.DataFrame,
     synth: pd.DataFrame | Sequence[pd.DataFrame],

@@ -1,31 +1,48 @@
-"""The method and ε controls, drawn on Synthesize, Compare and Risk over one shared state.
+"""The controls and displays shared by the pages: the method and ε controls (drawn on Synthesize,
+Compare and Risk over one shared state), the headline readout, the privacy ledger and the downloads.
 
-Each page draws the same widgets under the same keys, and every change goes into the session's
-settings (``app_state.set_config``), so ε can be tuned from whichever page shows its effect. The
-headline readout of the Synthesize page lives here too, beside the controls it follows.
+Each page draws the same controls under the same keys, and every change goes into the session's
+settings (``ui.state.set_config``), so ε can be tuned from whichever page shows its effect.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
-import app_state
-from app_state import core, plain
+import dpsynth_core as core
+from ui import measures, runs, state
+from ui.errors import show_error
+from ui.text import plain
 
 C = core.constraints
 ss = st.session_state
-start = app_state.start_value
+
+
+def start_value(key: str, fallback):
+    """The value the widget under ``key`` starts from; pass it as the widget's default as well.
+
+    A widget owns its key only while it is drawn: coming back to a page, the key is restored from
+    ``fallback`` (the settings). The same value goes in as the widget's default because a browser that
+    draws a widget only after a later rerun (seen with 30 pages loading at once) starts it from its
+    default and sends that back as if the user had chosen it.
+    """
+    return st.session_state.setdefault(key, fallback)
+
+
+start = start_value
 
 
 def _on_method() -> None:
-    app_state.set_config(method=ss["method"], params=())
+    state.set_config(method=ss["method"], params=())
     ss["method_switched"] = True  # the next synthesis says which method it is running
 
 
 def _on_slider() -> None:
     ss["eps_input"] = ss["eps_slider"]
     ss.pop("eps_error", None)
-    app_state.set_config(epsilon=float(ss["eps_slider"]))
+    state.set_config(epsilon=float(ss["eps_slider"]))
 
 
 def _on_input() -> None:
@@ -36,7 +53,7 @@ def _on_input() -> None:
         return
     ss.pop("eps_error", None)
     ss["eps_slider"] = C.nearest_epsilon_step(ss["eps_input"])
-    app_state.set_config(epsilon=float(ss["eps_input"]))
+    state.set_config(epsilon=float(ss["eps_input"]))
 
 
 def method_and_epsilon(cfg, *, after_method=None) -> tuple:
@@ -66,9 +83,9 @@ def method_and_epsilon(cfg, *, after_method=None) -> tuple:
     if chosen.per_record and cfg.method == ss["method"]:
         # the option widgets (drawn below) may hold a value newer than the settings
         current = {k: ss.get(f"opt_{ss['method']}_{k}", v) for k, v in options.items()}
-        per_record_caption(chosen, current, cfg, app_state.dataset())
+        per_record_caption(chosen, current, cfg, state.dataset())
     if ss.get("eps_error"):
-        app_state.show_error(ss["eps_error"] + f" The settings keep ε = {app_state.config().epsilon:g}.")
+        show_error(ss["eps_error"] + f" The settings keep ε = {state.config().epsilon:g}.")
     return chosen, options
 
 
@@ -90,26 +107,26 @@ def compact_controls() -> None:
     with st.expander("Method and ε (the same settings as on Synthesize)", expanded=True):
         left, right = st.columns([1, 1])
         with left:
-            method_and_epsilon(app_state.config())
+            method_and_epsilon(state.config())
         with right:
             st.caption("A change here reruns the synthesis and this page; the sidebar and the other pages follow.")
 
 
 def synthesis():
     """The synthesis the page shows, with the method's name on screen while it runs (a switch can take seconds)."""
-    cfg = app_state.config()
+    cfg = state.config()
     label = core.SYNTHESIZERS[cfg.method].label
     switched = ss.pop("method_switched", False)
     what = f"Switching to {label}: synthesizing" if switched else f"Synthesizing with {label}"
     with st.spinner(plain(f"{what} at ε = {cfg.epsilon:g}…"), show_time=True):
-        return app_state.synthesis_or_stop()
+        return runs.synthesis_or_stop()
 
 
 def show_headline(result) -> None:
     """Headline utility and risk figures of the synthesis, with the per-column distances, under the controls."""
-    ds = app_state.dataset()
-    real = app_state.split()[0]
-    h = app_state.headline(app_state.synth_key(), real, result.data, ds.schema, app_state.config().seed)
+    ds = state.dataset()
+    real = state.split()[0]
+    h = measures.headline(state.synth_key(), real, result.data, ds.schema, state.config().seed)
     st.markdown("**At a glance** (utility, then risk; details on Compare and Risk)")
     figures, chart = st.columns([3, 2])
     tiles = h.figures()
@@ -120,3 +137,50 @@ def show_headline(result) -> None:
                        "Mean total variation distance over the categorical columns (0: same shares).")
     figures.caption(plain(h.sample_note()))
     chart.plotly_chart(core.plots.readout.headline_figure(h), key="headline_chart")
+
+
+def show_statement(ledger: dict, statement: str | None = None) -> None:
+    """The plain-words privacy statement, its tone graded by the core: green only for a DP run
+    with a small total ε, a warning when not DP or ε is large."""
+    text = plain(statement or ledger["statement"])
+    tone = core.statement_tone(ledger)
+    if tone == "success":
+        st.success(text)
+    elif tone == "info":
+        st.info(text)
+    else:
+        st.warning(text, icon="⚠️")
+
+
+def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
+    """The privacy ledger in words, figures and a table of its steps."""
+    st.subheader("Privacy ledger")
+    show_statement(ledger, statement)
+    if ledger["epsilon_total"] is not None:
+        a, b, c = st.columns(3)
+        a.metric("ε total", f"{ledger['epsilon_total']:g}",
+                 help=None if ledger["epsilon_per_record"] is None else
+                 f"ε = {ledger['epsilon_per_record']:.4g} per {ledger.get('record_unit') or 'synthetic record'} "
+                 f"for {ledger['n_rows']:,} records (sequential composition), plus the row count if it was "
+                 "not declared.")
+        b.metric("e^ε (probability-ratio bound)", f"{ledger['exp_epsilon']:,.2f}" if ledger["exp_epsilon"] else "∞")
+        c.metric("δ", f"{ledger['delta']:g}")
+    if ledger["steps"]:
+        st.dataframe(core.ledger_steps_table(ledger), hide_index=True, placeholder="")  # no "None" cells
+    st.caption(
+        f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
+        f"({ledger['public']['row_count']['source']})."
+    )
+
+
+def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, mime: str, key: str,
+             where=st) -> None:
+    """A download button whose file is made and sent only when it is clicked.
+
+    Handed bytes, Streamlit files them on every rerun and the browser fetches the whole file each time
+    just to check its link: the synthetic CSV on every move of the ε slider (megabytes for a large
+    table), the R-U map's HTML with plotly.js inside on every rerun of that page. Handed a callable,
+    nothing is made or sent until the click, and the click does not rerun the page.
+    """
+    where.download_button(label, data if callable(data) else (lambda: data), file_name=file_name, mime=mime,
+                          key=key, on_click="ignore")

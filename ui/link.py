@@ -1,0 +1,58 @@
+"""The share link: settings read from the URL's query parameters at a session's start and written back
+as they change (never the data); a link for an uploaded file waits for that file."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import dpsynth_core as core
+from ui import state
+
+
+def _params() -> dict:
+    return {k: st.query_params[k] for k in st.query_params}
+
+
+def read_link() -> None:
+    """Apply settings from the URL's query parameters once, at the session's start."""
+    params = _params()
+    if not params:
+        return
+    settings, notes = core.share.parse_config_params(params)
+    token = params.get("data", "")
+    if token.startswith("bundled:") and token[8:] in core.BUNDLED:
+        state.set_bundled(token[8:])
+        apply_config(settings)
+    elif token.startswith("upload:"):
+        # The data never travels in a link: wait for the user to upload the same file (to this server).
+        st.session_state["pending_link"] = (token, settings)
+        notes.append("this link is for an uploaded file: upload the same file on the Data page to restore it")
+    st.session_state["link_notes"] = notes
+
+
+def apply_pending() -> None:
+    """After an upload: the settings of a link that was waiting for this very file."""
+    pending = st.session_state.get("pending_link")
+    ds = state.dataset()
+    if pending and core.share.dataset_token("upload", ds.name, ds.fingerprint) == pending[0]:
+        apply_config(pending[1])
+        st.session_state.pop("pending_link")
+
+
+def apply_config(settings: dict) -> None:
+    """Settings from a link, keeping only columns the current schema models."""
+    cols = settings.get("columns")
+    if cols is not None:
+        cols = tuple(c for c in cols if c in state.dataset().schema.used) or None
+    state.set_config(**{**settings, "columns": cols} if "columns" in settings else settings)
+
+
+def write_link() -> None:
+    """Keep the URL's query parameters equal to the current settings (never the data)."""
+    ds, cfg = state.dataset(), state.config()
+    token = core.share.dataset_token(ds.source, ds.name, ds.fingerprint)
+    params = core.share.config_params(cfg.__dict__, dataset=token)
+    if not state.seeded():
+        params.pop("seed", None)  # a run drawn from fresh randomness has no seed to name
+    if _params() != params:
+        st.query_params.from_dict(params)

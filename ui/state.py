@@ -1,0 +1,164 @@
+"""The session's dataset and settings: getters and setters, kept schemas, the seed, the holdout split and
+the key of the synthesis the pages show. Everything lives in st.session_state."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import dpsynth_core as core
+from ui import server
+from ui.cache import bundled
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The table the session works on."""
+
+    name: str
+    df: pd.DataFrame
+    schema: core.Schema
+    fingerprint: str
+    source: str  # "bundled" or "upload"
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    method: str = "independent"
+    epsilon: float = core.constraints.EPSILON_DEFAULT
+    delta: float = 0.0
+    seed: int = 2026
+    #: exploration with ``seed`` (reproducible, not DP); False: fresh randomness, never stored
+    fixed_seed: bool = True
+    n: int | None = None
+    columns: tuple[str, ...] | None = None  # None: all modelled columns
+    holdout: float = 0.0  # share of rows kept away from the synthesizer, for holdout-based risk
+    implicates: int = 1
+    params: tuple = ()  # method options changed from their defaults, as sorted (name, value) pairs
+
+
+def init_session() -> bool:
+    """Open on the penguins with nothing uploaded; True on the session's first run (then the caller
+    applies what a shared link asks for, ``ui.link.read_link``)."""
+    ss = st.session_state
+    ss.setdefault("_session_end", server.SessionEnd())
+    new = "dataset" not in ss
+    if new:
+        set_bundled("penguins")
+    ss.setdefault("synth_config", SynthConfig())
+    ss.setdefault("session_log", [])
+    ss.setdefault("mode", "teaching")
+    return new
+
+
+def _kept_schema(fingerprint: str, fallback: core.Schema | None) -> core.Schema | None:
+    """The schema the user left on this content earlier in the session, else ``fallback``."""
+    return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
+
+
+def set_bundled(name: str) -> None:
+    df, schema = bundled(name)
+    fp = core.fingerprint(df)
+    st.session_state["dataset"] = Dataset(name, df, _kept_schema(fp, schema), fp, "bundled")
+    st.session_state["synth_config"] = SynthConfig()
+    st.session_state.pop("ru_result", None)
+
+
+def set_uploaded(name: str, df: pd.DataFrame) -> None:
+    """Work on an uploaded table; the same content uploaded again keeps the schema declared on it.
+    (A link waiting for this upload is applied by ``ui.link.apply_pending``.)"""
+    fp = core.fingerprint(df)
+    schema = _kept_schema(fp, None)
+    st.session_state["dataset"] = Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp,
+                                          "upload")
+    st.session_state["synth_config"] = SynthConfig()
+    st.session_state.pop("ru_result", None)
+
+
+def dataset() -> Dataset:
+    return st.session_state["dataset"]
+
+
+def set_schema(schema: core.Schema) -> None:
+    """The user's schema for this dataset, kept (by content) for the rest of the session."""
+    ds = dataset()
+    st.session_state["dataset"] = Dataset(ds.name, ds.df, schema, ds.fingerprint, ds.source)
+    st.session_state.setdefault("kept_schemas", {})[ds.fingerprint] = schema
+    st.session_state["schema_version"] = st.session_state.get("schema_version", 0) + 1
+    cfg = config()
+    if cfg.columns is not None:
+        kept = tuple(c for c in cfg.columns if c in schema.used)
+        set_config(columns=kept or None)
+
+
+def config() -> SynthConfig:
+    return st.session_state["synth_config"]
+
+
+def set_config(**changes) -> None:
+    cfg = config()
+    st.session_state["synth_config"] = SynthConfig(**{**cfg.__dict__, **changes})
+
+
+def seeded() -> bool:
+    """Whether syntheses run with the settings' seed: exploration with a fixed seed, never in release mode."""
+    return st.session_state.get("mode") != "release" and config().fixed_seed
+
+
+def run_seed() -> int | None:
+    """The seed a synthesis at the current settings runs with; None: fresh entropy, never stored."""
+    return config().seed if seeded() else None
+
+
+def holdout_mask(share: float | None = None) -> np.ndarray | None:
+    """Which rows are held out, drawn once per dataset and share with fresh randomness (one coin
+    per record) and kept in the session, so every page sees the same split. The mask itself is
+    kept, never a seed: nothing derived from the data chooses it."""
+    share = config().holdout if share is None else share
+    if share <= 0:
+        return None
+    masks = st.session_state.setdefault("holdout_masks", {})
+    key = (dataset().fingerprint, share)
+    if key not in masks:
+        masks[key] = core.rumap.holdout_mask(len(dataset().df), share)
+    return masks[key]
+
+
+def mask_key(share: float | None = None) -> str:
+    """A cache key for the session's split (its digest; the mask never leaves the server)."""
+    mask = holdout_mask(share)
+    return "none" if mask is None else hashlib.sha256(mask.tobytes()).hexdigest()
+
+
+def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(rows the synthesizer sees, held-out rows or None)."""
+    return core.rumap.split_holdout(dataset().df, config().holdout, mask=holdout_mask())
+
+
+def current_release():
+    """The session's release (``ui.runs.Release``) if it is of the current dataset, else None."""
+    rel = st.session_state.get("release")
+    return rel if rel is not None and rel.fingerprint == dataset().fingerprint else None
+
+
+def release_settings() -> str:
+    """What a release depends on: the dataset, its schema and the settings (never the data itself)."""
+    ds = dataset()
+    return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__], sort_keys=True, default=str)
+
+
+def synth_key() -> str:
+    """Cache key of the synthesis the pages show: the dataset, its schema and the settings.
+
+    In release mode the pages show the release, made with a fresh seed under
+    the same settings, so its content hash joins the key.
+    """
+    ds = dataset()
+    release = current_release() if st.session_state.get("mode") == "release" else None
+    marker = release.content if release is not None else "exploration"
+    return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
