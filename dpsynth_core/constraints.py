@@ -78,24 +78,6 @@ PROPENSITY_MAX_TERMS = 400
 # its size shown); every synthetic record is searched. A million records took 17 s, 50,000 about 2 s.
 RISK_DISTANCE_MAX_ROWS = 50_000
 
-# The Risk page holds rows out by default where the data allow, so its verdicts compare the records the
-# synthesizer saw with records it never saw (without them a synthesis that learned only the population beats
-# the random-data baselines too, and the verdicts stay open). The rule: a table of at least
-# RISK_HOLDOUT_MIN_ROWS rows holds out RISK_HOLDOUT_SHARE of them (at least 200 records: a held-out share's
-# 95% Wilson interval is then at most ±7 points wide); a smaller one holds out nothing unless the user asks.
-RISK_HOLDOUT_SHARE = 0.2
-RISK_HOLDOUT_MIN_ROWS = 1_000
-
-
-def default_holdout(n_rows: int) -> float:
-    """The share of rows the Risk page holds out by default for a table of ``n_rows`` rows (0: none).
-
-    Examples
-    --------
-    >>> default_holdout(53_940), default_holdout(344)
-    (0.2, 0.0)
-    """
-    return RISK_HOLDOUT_SHARE if n_rows >= RISK_HOLDOUT_MIN_ROWS else 0.0
 
 # Log-scale ε slider: 10 steps per decade from EPSILON_MIN to EPSILON_MAX,
 # rounded to 3 significant digits so the labels read cleanly.
@@ -125,6 +107,23 @@ RISK_HOLDOUT_MIN = 0.05
 RISK_HOLDOUT_MAX = 0.5
 RISK_HOLDOUT_STEP = 0.05
 RISK_HOLDOUT_DEFAULT = 0.2
+# The Risk page holds rows out by default where the data allow, so its verdicts compare the records the
+# synthesizer saw with records it never saw (without them a synthesis that learned only the population beats
+# the random-data baselines too, and the verdicts stay open). The rule: a table of at least
+# RISK_HOLDOUT_MIN_ROWS rows holds out RISK_HOLDOUT_DEFAULT of them (at least 200 records: a held-out share's
+# 95% Wilson interval is then at most ±7 points wide); a smaller one holds out nothing unless the user asks.
+RISK_HOLDOUT_MIN_ROWS = 1_000
+
+
+def default_holdout(n_rows: int) -> float:
+    """The share of rows the Risk page holds out by default for a table of ``n_rows`` rows (0: none).
+
+    Examples
+    --------
+    >>> default_holdout(53_940), default_holdout(344)
+    (0.2, 0.0)
+    """
+    return RISK_HOLDOUT_DEFAULT if n_rows >= RISK_HOLDOUT_MIN_ROWS else 0.0
 
 # The Compare page's discriminator: the share of rows scored, not fitted, when the held-out option is on,
 # and the label permutations the CART null pMSE averages (1 to the maximum).

@@ -136,6 +136,8 @@ class Metric:
         its interval and references, as the Risk page and report show it.
     headline : bool
         Shown in the Synthesize page's live readout.
+    value_format : str
+        How a page prints one value (``"{:.3f}"``; ``"{:,.4g}"`` for an unbounded one).
     on_copy : float, optional
         The value when the synthetic data are a copy of the real data, where it is not ``best``
         (pMSE ratio: 0, the discriminator sees less than its null expects) or is worth stating for a
@@ -157,6 +159,7 @@ class Metric:
                                                                            repr=False)
     estimate: Callable[[MetricContext], Any] | None = field(default=None, compare=False, repr=False)
     headline: bool = False
+    value_format: str = "{:.3f}"
     on_copy: float | None = None
 
     def __post_init__(self):

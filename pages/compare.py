@@ -10,6 +10,8 @@ from ui.text import plain
 errors.start_page()
 
 U, P, C = core.utility, core.plots, core.constraints
+section_title, sections = core.metric_info.section_title, core.metric_info.sections
+LAID_OUT = ("propensity", "marginals", "bivariate", "regression")  # the sections this page draws with charts
 HELD_OUT = C.COMPARE_HELD_OUT_SHARE  # share of rows scored, not fitted, when the held-out option is on
 
 
@@ -52,7 +54,7 @@ st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}
            + (f" (implicate 1 of {m}; the regression combines all {m})." if m > 1 else "."))
 
 # -- Propensity ---------------------------------------------------------------
-st.subheader("Can a model tell them apart?")
+st.subheader(section_title("propensity"))
 a, b, c = st.columns([3, 1.4, 1])
 choice = a.radio("Discriminator", list(U.DISCRIMINATORS), format_func=lambda k: U.DISCRIMINATORS[k].label,
                  key="compare_discriminator")
@@ -68,7 +70,10 @@ disc = U.DISCRIMINATORS[choice]
 if choice == "logit_main":
     st.warning("Main effects only: this model is blind to lost associations. A synthesis that keeps every "
                "marginal and breaks every relation between columns can score as indistinguishable here.")
-show_tiles(U.propensity_tiles(prop))
+# Every figure of a section comes from the metric registry: the page's results go in one metric context, so
+# each metric reads them (or computes itself, for one that needs more), in the section it names.
+ctx = core.MetricContext(real, synth, schema=ds.schema, seed=cfg.seed, shared={"propensity": prop})
+show_tiles(U.section_tiles("propensity", ctx))
 for note in prop.notes:
     if note != prop.ratio_note:  # that one is already under the tiles
         st.info(plain(note))
@@ -88,10 +93,10 @@ with st.expander("What gives the synthesis away: the discriminator's variable im
         st.info("The model had no usable column, so there is no importance to show.")
 
 # -- Columns ------------------------------------------------------------------
-st.subheader("Column by column")
+st.subheader(section_title("marginals"))
 summary = measures.utility_summary(key, real, synth, cats)
-tiles = summary.tiles()
-show_tiles(tiles[:3] + tiles[5:6])
+ctx.shared.update(summary.shared())
+show_tiles(U.section_tiles("marginals", ctx))
 gaps = [f"- {plain(n)}" for n in summary.column_notes()]
 if gaps:
     st.warning("Some values could not be computed:\n" + "\n".join(gaps))
@@ -139,8 +144,8 @@ else:
     st.caption("Missing values: none in either dataset, in any column.")
 
 # -- Pairs --------------------------------------------------------------------
-st.subheader("Pairs of columns")
-pair_tiles = [tiles[3], U.metric_tile("corr_rmse", summary.correlation.rmse, tiles[3].note), tiles[4], tiles[6]]
+st.subheader(section_title("bivariate"))
+pair_tiles = U.section_tiles("bivariate", ctx)
 show_tiles(pair_tiles)
 for note in summary.pair_notes():
     if not any(note in (t.note or "") for t in pair_tiles):
@@ -152,35 +157,41 @@ if len(summary.association.difference) >= 2:
     right.plotly_chart(P.correlation_difference_figure(summary.association), key="cramer_chart")
 
 # -- Regression ---------------------------------------------------------------
-st.subheader("A regression on both")
+st.subheader(section_title("regression"))
 outcomes = U.regression_outcomes(ds.schema, used)  # outcome → family (linear, or logistic for two levels)
+reg = None
 if not outcomes:
     st.info("No numeric or two-level column to use as an outcome.")
-    st.stop()
-outcome = st.selectbox("Outcome", list(outcomes), key="reg_outcome")
-choices = [col for col in used if col != outcome]
-predictors = st.multiselect("Predictors", choices, default=choices[:3], key="reg_predictors")
-if not predictors:
-    st.info("Pick at least one predictor.")
-    st.stop()
-family = outcomes[outcome]
-partial = bool(result.ledger.get("kept_columns"))
-try:
-    reg = measures.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats)
-except (core.DataError, ValueError) as err:
-    errors.show_error(str(err))
-    st.stop()
-show_tiles([U.metric_tile("ci_overlap_mean", reg.mean_overlap), U.metric_tile("sso", reg.sso),
-            U.metric_tile("coef_distance", reg.coef_distance, "No coefficient is estimable and non-zero on the "
-                          "real data.")])
-if m > 1:
-    st.info(plain(f"The synthetic intervals combine {m} implicates with Reiter's rule for "
-                  f"{'partially' if partial else 'fully'} synthetic data. ") + plain(U.COMBINING_CAVEAT))
-for note in reg.notes:
-    if U.COMBINING_CAVEAT not in note:
-        st.caption(plain(note))
-st.plotly_chart(P.ci_forest_figure(reg.table), key="ci_chart")
-st.dataframe(reg.table, hide_index=True, key="reg_table", placeholder="")
-if reg.combining is not None:
-    with st.expander("How the implicates were combined"):
-        st.dataframe(reg.combining, key="combining_table")
+else:
+    outcome = st.selectbox("Outcome", list(outcomes), key="reg_outcome")
+    choices = [col for col in used if col != outcome]
+    predictors = st.multiselect("Predictors", choices, default=choices[:3], key="reg_predictors")
+    if not predictors:
+        st.info("Pick at least one predictor.")
+    else:
+        family = outcomes[outcome]
+        partial = bool(result.ledger.get("kept_columns"))
+        try:
+            reg = measures.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats)
+        except (core.DataError, ValueError) as err:
+            errors.show_error(str(err))
+if reg is not None:
+    ctx.shared["regression"] = reg
+    show_tiles(U.section_tiles("regression", ctx))
+    if m > 1:
+        st.info(plain(f"The synthetic intervals combine {m} implicates with Reiter's rule for "
+                      f"{'partially' if partial else 'fully'} synthetic data. ") + plain(U.COMBINING_CAVEAT))
+    for note in reg.notes:
+        if U.COMBINING_CAVEAT not in note:
+            st.caption(plain(note))
+    st.plotly_chart(P.ci_forest_figure(reg.table), key="ci_chart")
+    st.dataframe(reg.table, hide_index=True, key="reg_table", placeholder="")
+    if reg.combining is not None:
+        with st.expander("How the implicates were combined"):
+            st.dataframe(reg.combining, key="combining_table")
+
+# -- Any other section of the registry, under its own heading --------------------
+for section in sections("utility"):
+    if section not in LAID_OUT:
+        st.subheader(section_title(section))
+        show_tiles(U.section_tiles(section, ctx))

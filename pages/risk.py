@@ -12,19 +12,33 @@ from ui.text import plain
 errors.start_page()
 
 risk = core.risk
+metrics, section_title, sections = core.metric_info.metrics, core.metric_info.section_title, core.metric_info.sections
 st.title("Risk")
 summary_slot = st.empty()  # one line on every verdict below, written when they are all known
 SHOWN = []  # the estimates shown on this run, for that line
 widgets.compact_controls()  # tune ε here and see the verdicts follow
 ds, cfg = state.dataset(), state.config()
 
-# The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched.
+# The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched. Where the
+# table is large enough the page holds rows out by default, so verdicts compare against real held-out records.
+if state.apply_default_holdout():
+    st.rerun()
 hold_on = st.checkbox("Hold out rows the synthesizer never sees, to compare the records it used with others",
                       value=cfg.holdout > 0, key="risk_holdout_on")
 C = core.constraints
 share = st.slider("Share of rows held out", C.RISK_HOLDOUT_MIN, C.RISK_HOLDOUT_MAX,
                   value=cfg.holdout or C.RISK_HOLDOUT_DEFAULT, step=C.RISK_HOLDOUT_STEP, key="risk_holdout",
                   disabled=not hold_on)
+rule = (f"Tables of at least {C.RISK_HOLDOUT_MIN_ROWS:,} rows hold out {C.RISK_HOLDOUT_DEFAULT:.0%} by default, so the "
+        "verdicts compare the records the synthesizer saw with records it never saw")
+if cfg.holdout:
+    st.caption(f"{rule}. The synthesis on every page, the release too, uses the other {1 - cfg.holdout:.0%} of the "
+               "rows; untick to use them all.")
+elif len(ds.df) < C.RISK_HOLDOUT_MIN_ROWS:
+    st.caption(f"{rule}; this one has {len(ds.df):,}, so none are held out unless you tick the box, and verdicts "
+               "beyond the random-data baselines stay open.")
+else:
+    st.caption(f"{rule}; every row is used here, so verdicts beyond the random-data baselines stay open.")
 wanted = round(float(share), 2) if hold_on else 0.0
 if wanted != cfg.holdout:
     state.set_config(holdout=wanted)
@@ -64,7 +78,7 @@ def show_summary() -> None:
         summary_slot.success(line)
 
 
-st.subheader("Formal guarantee")
+st.subheader(section_title("formal"))
 widgets.show_statement(ledger)
 formal = risk.formal_risk(ledger)
 a, b, c = st.columns(3)
@@ -98,11 +112,20 @@ if sensitive is not None and ds.schema[sensitive].kind == "numeric":
 if not keys:
     st.info("Pick at least one key variable to measure matching and prediction.")
 
-if keys and linked:
-    st.subheader("Re-identification by matching on key variables")
-    mr = measures.match_risk(key, real, synth, tuple(keys), tol or None, ds.schema)
-    for est in mr.estimates.values():
-        show(est)
+# Every measure comes from the metric registry, section by section: the page puts what it computed (with the
+# keys, tolerances and holdout chosen above) in one metric context, each section draws its own extras, and each
+# registered measure of the section is shown with its verdict, or says what it needs.
+ctx = core.MetricContext(real, synth, schema=ds.schema, seed=cfg.seed, holdout=holdout, keys=keys,
+                         sensitive=sensitive)
+
+
+def draw_matching() -> set:
+    ctx.shared["matching"] = measures.match_risk(key, real, synth, tuple(keys), tol or None, ds.schema)
+    return set()
+
+
+def after_matching() -> None:
+    mr = ctx.shared["matching"]
     a, b = st.columns([2, 3])
     a.metric("False match rate", "n/a" if math.isnan(mr.rates.false_rate) else f"{mr.rates.false_rate:.3f}",
              help="Among records matched to exactly one released row, the share matched to the wrong one.")
@@ -111,17 +134,25 @@ if keys and linked:
     st.markdown("**Per record**: *c_j* released rows match the record's keys; *T_j* says whether its own row "
                 "is among them. Riskiest first.")
     st.dataframe(mr.table, height=260)
-elif keys and sensitive:
-    st.subheader("Attribute disclosure by matching on key variables")
+
+
+def draw_key_match() -> set:
+    if sensitive is None:  # every column is a key: only uniqueness on the keys applies
+        ctx.shared["sample_uniqueness"] = risk.sample_uniqueness(real, synth, keys, schema=ds.schema, seed=cfg.seed)
+        return {"synthetic_uniques"}
     km, uq, su = measures.key_match_risk(key, real, synth, holdout, tuple(keys), sensitive, tol or None, stol,
-                                          ds.schema, cfg.seed)
+                                         ds.schema, cfg.seed)
+    ctx.shared.update(key_match=km, uniques=uq, sample_uniqueness=su)
     st.caption(f"{km.matched_share:.1%} of the records have at least one synthetic row sharing their keys; "
                + ("the guess is the most frequent value among those rows." if km.tolerance is None else
-                  f"the guess is the mean of those rows, revealing when within {km.tolerance:.4g}."))
-    show(km.estimate, note=sensitive)
-    st.caption(f"Records unique on the keys: {uq.n_unique:,}; reappearing in the synthetic data with their "
+                  f"the guess is the mean of those rows, revealing when within {km.tolerance:.4g}.")
+               + f" Records unique on the keys: {uq.n_unique:,}; reappearing in the synthetic data with their "
                f"sensitive value: {uq.reproduced:,}.")
-    show(uq.estimate, note=sensitive)
+    return {"synthetic_uniques"}  # drawn after the verdicts, beside its references
+
+
+def after_key_match() -> None:
+    su = ctx.shared["sample_uniqueness"]
     a, b, c = st.columns(3)
     a.metric("Real rows unique on the keys", f"{su.real_share:.3f}")
     b.metric("Synthetic rows unique on the keys", f"{su.synth_share:.3f}",
@@ -129,27 +160,53 @@ elif keys and sensitive:
     c.metric("Random public-domain rows unique on the keys", f"{su.estimate.baseline:.3f}",
              help="The same share in random data of the synthetic size within the public domain.")
 
-st.subheader("Distance to closest record and membership inference")
-dr = measures.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
-if dr.measured is not None:
-    also = f" and {min(len(holdout), dr.measured[0]):,} of the {len(holdout):,} held out" if holdout is not None else ""
-    st.caption(f"Measured on a random subsample of {dr.measured[0]:,} of the {dr.measured[1]:,} records the "
-               f"synthesizer saw{also}, each searched against all {len(synth):,} synthetic records; the "
-               "intervals are for that sample.")
-st.plotly_chart(core.plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline), key="dcr_chart")
-show(dr.estimates["exact_copy_share"], fmt="{:.4f}")
-show(dr.estimates["dcr_median"], fmt="{:.4f}")
-if dr.membership is None:
-    st.info("Membership inference needs records the synthesizer never saw: tick the holdout box at the top.")
-else:
-    st.plotly_chart(core.plots.roc_figure(dr.membership), key="roc_chart")
-    show(dr.estimates["mia_auc"])
 
-if keys and sensitive:
-    st.subheader("Attribute disclosure by prediction")
-    ai = measures.attribute_inference(key, real, synth, holdout, tuple(keys), sensitive, ds.schema, cfg.seed)
+def draw_distance() -> set:
+    dr = ctx.shared["distance"] = measures.distance_risk(key, real, synth, holdout, ds.schema, cfg.seed)
+    if dr.measured is not None:
+        also = f" and {min(len(holdout), dr.measured[0]):,} of the {len(holdout):,} held out" \
+            if holdout is not None else ""
+        st.caption(f"Measured on a random subsample of {dr.measured[0]:,} of the {dr.measured[1]:,} records the "
+                   f"synthesizer saw{also}, each searched against all {len(synth):,} synthetic records; the "
+                   "intervals are for that sample.")
+    st.plotly_chart(core.plots.dcr_distributions_figure(dr.dcr_train, dr.dcr_holdout, dr.dcr_baseline),
+                    key="dcr_chart")
+    if dr.membership is not None:
+        st.plotly_chart(core.plots.roc_figure(dr.membership), key="roc_chart")
+    return set()
+
+
+def draw_inference() -> set:
+    ai = ctx.shared["inference"] = measures.attribute_inference(key, real, synth, holdout, tuple(keys), sensitive,
+                                                                ds.schema, cfg.seed)
     st.caption(plain(f"The intruder fits {ai.model} on the synthetic data to predict {sensitive} from "
                      f"{', '.join(keys)}, then applies it to the {ai.n:,} confidential records."))
-    show(ai.estimate, fmt="{:.3f}" if ai.measure == "accuracy" else "{:,.4g}", note=sensitive)
+    return set()  # one model answers accuracy or RMSE, as the column is categorical or numeric: the other has none
+
+
+DRAW = {"matching": draw_matching, "key match": draw_key_match, "distance": draw_distance,
+        "inference": draw_inference}
+AFTER = {"matching": after_matching, "key match": after_key_match}
+skip = {"formal", "key match" if linked else "matching"}  # a row-linked release is matched, a synthetic one not
+for section in sections("risk"):
+    members = metrics("risk", section)
+    if section in skip or all(ctx.missing(m.needs) for m in members):
+        continue
+    st.subheader(section_title(section))
+    drawn = DRAW.get(section, set)()
+    for m in members:
+        if m.name in drawn:
+            continue
+        if ctx.missing(m.needs):
+            hint = ": tick the holdout box at the top." if "holdout" in ctx.missing(m.needs) else "."
+            st.info(plain(m.explain(ctx, math.nan).rstrip(".") + hint))
+        elif m.estimate is not None:
+            est = m.estimate(ctx)
+            if est is not None:
+                show(est, fmt=m.value_format, note=sensitive if "sensitive" in m.needs else "")
+        elif m.compute is not None:
+            value = m.value(ctx)
+            st.metric(m.label, "n/a" if math.isnan(value) else m.value_format.format(value), help=m.reading)
+    AFTER.get(section, lambda: None)()
 
 show_summary()

@@ -162,3 +162,21 @@ def synth_key() -> str:
     release = current_release() if st.session_state.get("mode") == "release" else None
     marker = release.content if release is not None else "exploration"
     return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
+
+
+def apply_default_holdout() -> float:
+    """Hold out the Risk page's default share of rows (:func:`dpsynth_core.constraints.default_holdout`) the first
+    time the page opens on this dataset, unless a holdout is set already; the share applied, 0 for none.
+
+    Once per dataset: a user who then unticks the holdout keeps every row.
+    """
+    done = st.session_state.setdefault("risk_holdout_defaulted", set())
+    ds = dataset()
+    if ds.fingerprint in done:
+        return 0.0
+    done.add(ds.fingerprint)
+    share = core.constraints.default_holdout(len(ds.df))
+    if share and not config().holdout:
+        set_config(holdout=share)
+        return share
+    return 0.0

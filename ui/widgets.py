@@ -129,12 +129,11 @@ def show_headline(result) -> None:
     h = measures.headline(state.synth_key(), real, result.data, ds.schema, state.config().seed)
     st.markdown("**At a glance** (utility, then risk; details on Compare and Risk)")
     figures, chart = st.columns([3, 2])
-    tiles = h.figures()
-    for row in (tiles[:3], tiles[3:]):
-        for col, (name, label, value) in zip(figures.columns(3), row):
-            info = core.METRICS.get(name)
-            col.metric(label, "n/a" if value != value else f"{value:.3g}", help=info.reading if info else
-                       "Mean total variation distance over the categorical columns (0: same shares).")
+    tiles = h.figures()  # the registry's headline metrics, utility first: one row per kind
+    for kind in ("utility", "risk"):
+        row = [t for t in tiles if core.METRICS[t[0]].kind == kind]
+        for col, (name, label, value) in zip(figures.columns(max(3, len(row))), row):
+            col.metric(label, "n/a" if value != value else f"{value:.3g}", help=core.METRICS[name].reading)
     figures.caption(plain(h.sample_note()))
     chart.plotly_chart(core.plots.readout.headline_figure(h), key="headline_chart")
 

@@ -609,7 +609,7 @@ register(MetricInfo(
     section="distance",
     compute=lambda ctx: exact_copy_share(ctx.real, ctx.synth),
     estimate=lambda ctx: distance_of(ctx).estimates.get("exact_copy_share"),
-    headline=True, on_copy=1.0,
+    headline=True, on_copy=1.0, value_format="{:.4f}",
 ))
 register(MetricInfo(
     name="dcr_median",
@@ -623,7 +623,7 @@ register(MetricInfo(
     section="distance",
     compute=lambda ctx: float(np.median(dcr_of(ctx))),
     estimate=lambda ctx: distance_of(ctx).estimates.get("dcr_median"),
-    headline=True, on_copy=0.0,
+    headline=True, on_copy=0.0, value_format="{:.4f}",
 ))
 register(MetricInfo(
     name="mia_auc",

@@ -270,7 +270,7 @@ register(MetricInfo(
             "keys; larger is safer, compare with the mean-only baseline.",
     section="inference", needs={"keys", "sensitive"},
     compute=lambda ctx: _score(ctx, "rmse"), estimate=lambda ctx: _estimate(ctx, "rmse"),
-    note=lambda ctx, value: _note(ctx, value, "rmse"),
+    note=lambda ctx, value: _note(ctx, value, "rmse"), value_format="{:,.4g}",
 ))
 
 

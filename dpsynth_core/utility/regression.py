@@ -588,25 +588,16 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
 # ------------------------------------------------------------ metric context
 
 
-def outcome_choices(columns: Sequence[str], schema) -> tuple[list[str], list[str]]:
-    """Columns a regression can explain: ``(outcomes, binary)``, numeric columns first, then the
-    categorical ones with two declared categories (fitted by logistic regression)."""
-    cats = [c for c in columns if schema[c].kind == "categorical"]
-    binary = [c for c in cats if len(schema[c].categories or ()) == 2]
-    return [c for c in columns if c not in cats] + binary, binary
-
-
 def default_model(columns: Sequence[str], schema) -> tuple[str, list[str], str] | None:
     """The regression the Compare page opens on: ``(outcome, predictors, family)``, or None.
 
-    The first outcome of :func:`outcome_choices`, explained by the first three other columns;
-    logistic for a two-level outcome, linear otherwise.
+    The first outcome of :func:`regression_outcomes`, explained by the first three other columns.
     """
-    outcomes, binary = outcome_choices(columns, schema)
+    outcomes = regression_outcomes(schema, columns)
     if not outcomes or len(columns) < 2:
         return None
-    outcome = outcomes[0]
-    return outcome, [c for c in columns if c != outcome][:3], "logistic" if outcome in binary else "linear"
+    outcome = next(iter(outcomes))
+    return outcome, [c for c in columns if c != outcome][:3], outcomes[outcome]
 
 
 def regression_of(ctx) -> RegressionOverlap | None:

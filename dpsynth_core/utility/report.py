@@ -162,25 +162,22 @@ class UtilitySummary:
     association: CorrelationFit
     pegs: PegsDistances
 
-    def context(self, real: pd.DataFrame, synth: pd.DataFrame, **kw) -> MetricContext:
-        """A metric context on ``real`` and ``synth`` holding this summary's results, so the marginal and
-        pair metrics read them instead of computing them again (``kw`` as :class:`MetricContext`)."""
-        shared = {"distances": self.columns.distances, "correlation": self.correlation,
-                  "association": self.association, "pegs": self.pegs}
-        return MetricContext(real, synth, shared=shared, **kw)
+    def shared(self) -> dict:
+        """This summary's results under the keys the marginal and pair metrics read from a metric context's
+        ``shared`` dict, so they are not computed again."""
+        return {"distances": self.columns.distances, "correlation": self.correlation,
+                "association": self.association, "pegs": self.pegs}
 
-    def tiles(self) -> list[Tile]:
-        """Headline tiles of the summary, with a note for each that could not be computed."""
-        return [
-            metric_tile("ks_mean", self.columns.ks_mean, "No numeric column to compare."),
-            metric_tile("tv_mean", self.columns.tv_mean, "No categorical column to compare."),
-            metric_tile("hellinger_mean", self.columns.hellinger_mean, "No categorical column to compare."),
-            metric_tile("corr_mae", self.correlation.mae, " ".join(self.correlation.notes) or None),
-            metric_tile("cramers_v_mae", self.association.mae, " ".join(self.association.notes) or None),
-            metric_tile("pegs_marginal", self.pegs.marginal_mean),
-            metric_tile("pegs_conditional", self.pegs.conditional_mean,
-                        "Needs two columns with levels seen in both datasets."),
-        ]
+    def context(self, real: pd.DataFrame | None = None, synth: pd.DataFrame | None = None, **kw) -> MetricContext:
+        """A metric context on ``real`` and ``synth`` holding this summary's results (``kw`` as
+        :class:`MetricContext`)."""
+        return MetricContext(real, synth, shared=self.shared(), **kw)
+
+    def tiles(self, real: pd.DataFrame | None = None, synth: pd.DataFrame | None = None) -> list[Tile]:
+        """Tiles of the registry's "marginals" and "bivariate" sections, with a note for each value that could
+        not be computed (``real`` and ``synth`` for a metric of those sections that reads the data)."""
+        ctx = self.context(real, synth)
+        return [*section_tiles("marginals", ctx), *section_tiles("bivariate", ctx)]
 
     def column_notes(self) -> list[str]:
         """One sentence per single-column value that could not be computed."""
