@@ -176,7 +176,8 @@ def utility_section(real: pd.DataFrame, synthesis: Synthesis, *, seed: int | Non
                          [*tables, ("Per-column KS distance", ks)], figures)
 
 
-def _estimates_table(estimates) -> pd.DataFrame:
+def _estimates_table(estimates, values=()) -> pd.DataFrame:
+    """One row per estimate with its references and verdict, then one per plain ``(label, value)``."""
     rows = []
     for est in estimates:
         rows.append({"measure": est.label, "value": est.value, "interval": f"{est.lower:.4g} to {est.upper:.4g}",
@@ -184,6 +185,7 @@ def _estimates_table(estimates) -> pd.DataFrame:
                      "held-out records": float("nan") if est.holdout is None else est.holdout,
                      "original released as is":
                      est.original, "finding": est.finding, "verdict": est.verdict()})
+    rows += [{"measure": label, "value": value} for label, value in values]
     return pd.DataFrame(rows)
 
 
@@ -213,6 +215,7 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
     text += (f" Key variables: {', '.join(keys)}; sensitive column: {sensitive}." if keys else
              " No key variables are declared on the Data page, so matching and prediction are not measured.")
     linked = risk.is_row_linked(ledger)
+    drawn = set()
     ctx = MetricContext(r, s, schema=schema, seed=seed, holdout=h, keys=keys, sensitive=sensitive)
     if keys and linked:
         mr = risk.match_risk(r, s, keys, schema=schema)
@@ -225,6 +228,7 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
         uq = ctx.shared["uniques"] = risk.unique_reproduction(r, s, keys, sensitive, **kw)
         ctx.shared["key_match"] = risk.key_match_disclosure(r, s, keys, sensitive, **kw)
         su = ctx.shared["sample_uniqueness"] = risk.sample_uniqueness(r, s, keys, schema=schema, seed=seed)
+        drawn.add("synthetic_uniques")  # in the uniqueness table, beside its references
         tables.append(("Uniqueness on the keys", pd.DataFrame({
             "measure": ["real rows unique on the keys", "synthetic rows unique on the keys",
                         "random public-domain rows unique on the keys", "records unique on the keys",
@@ -238,7 +242,10 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
     # matching, a fully synthetic one by key match (as on the Risk page).
     skip = {"key match" if linked else "matching"}
     estimates = [est for sec in sections("risk") if sec not in skip for est in section_estimates(sec, ctx)]
-    tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates)))
+    # A measure with a value but no estimate (no references to compare with) is listed with its value alone.
+    plain = [(m.label, m.value(ctx)) for sec in sections("risk") if sec not in skip for m in metrics("risk", sec)
+             if m.estimate is None and m.on_map and m.name not in drawn and not ctx.missing(m.needs)]
+    tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates, plain)))
     # Each measure beside its baseline, held-out and original references, as the Risk page draws it.
     about_sensitive = {m.name for m in metrics("risk") if "sensitive" in m.needs}
     figures += [plots.estimate_figure(est, note=sensitive if est.metric in about_sensitive else "")

@@ -205,6 +205,16 @@ def test_a_registered_metric_reaches_the_map_the_report_and_the_sections(throwaw
     risk_section = core.report.risk_section(train, result, holdout=hold, seed=0)
     measures = dict(risk_section.tables)["Disclosure measures, each against its references"]
     assert risky.label in set(measures["measure"])
+    # A risk metric with a value but no estimate is listed with its value alone.
+    plain = register(Metric(name="_plain", label="Plain risk value (test)", kind="risk", section="distance",
+                            goal="minimize", lower=0.0, upper=1.0, best=0.0, reading="test only",
+                            compute=lambda ctx: 0.25))
+    try:
+        measures = dict(core.report.risk_section(train, result, seed=0).tables)[
+            "Disclosure measures, each against its references"]
+    finally:
+        unregister(plain.name)
+    assert measures.loc[measures["measure"] == plain.label, "value"].tolist() == [0.25]
 
 
 def test_register_refuses_a_second_metric_of_one_name_and_unknown_needs():
