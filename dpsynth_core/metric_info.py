@@ -67,15 +67,19 @@ class MetricContext:
         fit behind pMSE, its ratio, SPECKS and AUC). A caller that already
         holds such a result (the Compare page's chosen discriminator) puts
         it here under the key the metric's module uses.
+    options : dict, optional
+        Per-call settings a metric reads, such as ``{"propensity_rows": 5000}`` (the rows the shared
+        propensity fit may use); a metric without its option uses its default.
     """
 
     def __init__(self, real: pd.DataFrame, synth: pd.DataFrame, *, schema: Any = None, seed: Any = None,
                  holdout: pd.DataFrame | None = None, keys=_ROLE, sensitive: Any = _ROLE,
-                 shared: dict | None = None):
+                 shared: dict | None = None, options: dict | None = None):
         self.real, self.synth, self.schema, self.seed, self.holdout = real, synth, schema, seed, holdout
         self.keys = tuple(getattr(schema, "keys", ()) or ()) if keys is _ROLE else tuple(keys or ())
         self.sensitive = getattr(schema, "sensitive", None) if sensitive is _ROLE else sensitive
         self.shared = {} if shared is None else shared
+        self.options = {} if options is None else options
 
     @property
     def categorical(self) -> list[str] | None:

@@ -43,16 +43,18 @@ def point_seed(base: int, method: str, epsilon: float, rep: int) -> int:
 
 
 def score(real: pd.DataFrame, synth: pd.DataFrame, *, schema: Schema | None, seed: int,
-          holdout: pd.DataFrame | None = None, metrics: Sequence[str] | None = None) -> dict[str, float]:
+          holdout: pd.DataFrame | None = None, metrics: Sequence[str] | None = None,
+          shared: dict | None = None) -> dict[str, float]:
     """The measures ``metrics`` (default: the R-U defaults) of one synthetic dataset.
 
     Each is computed by its :data:`METRICS` entry on one :class:`MetricContext`, so
     measures sharing a model (the propensity quartet) fit it once; a measure whose
-    needs (holdout, keys, sensitive column) are not met is NaN.
+    needs (holdout, keys, sensitive column) are not met is NaN. Pass ``shared`` (a dict)
+    to read the shared results afterwards.
     """
     used = schema.used if schema is not None else list(real.columns)
     h = holdout[used] if holdout is not None else None
-    ctx = MetricContext(real[used], synth[used], schema=schema, seed=seed, holdout=h)
+    ctx = MetricContext(real[used], synth[used], schema=schema, seed=seed, holdout=h, shared=shared)
     return {name: METRICS[name].value(ctx) for name in metrics or UTILITY_COLUMNS + RISK_COLUMNS}
 
 

@@ -110,10 +110,12 @@ register(
 
 def fitted(ctx) -> "PropensityResult":
     """The propensity fit the four metrics share: logistic with pairwise interactions on at most
-    ``PROPENSITY_HEADLINE_ROWS`` stacked rows, columns entered by dtype (a caller holding another fit, the
-    Compare page's chosen discriminator, puts it in ``ctx.shared["propensity"]``)."""
-    return ctx.cached("propensity", lambda: propensity_metrics(
-        ctx.real, ctx.synth, interactions=True, seed=ctx.seed, max_rows=constraints.PROPENSITY_HEADLINE_ROWS))
+    ``ctx.options["propensity_rows"]`` stacked rows (default ``PROPENSITY_HEADLINE_ROWS``), columns entered
+    by dtype (a caller holding another fit, the Compare page's chosen discriminator, puts it in
+    ``ctx.shared["propensity"]``)."""
+    rows = ctx.options.get("propensity_rows", constraints.PROPENSITY_HEADLINE_ROWS)
+    return ctx.cached("propensity", lambda: propensity_metrics(ctx.real, ctx.synth, interactions=True,
+                                                               seed=ctx.seed, max_rows=rows))
 
 
 @dataclass(frozen=True)
