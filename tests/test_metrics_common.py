@@ -227,3 +227,14 @@ def test_register_refuses_a_second_metric_of_one_name_and_unknown_needs():
 
 def test_throwaway_metrics_left_no_trace():
     assert not [n for n in METRICS if n.startswith("_")]
+
+
+def test_options_set_the_shared_fits_row_cap(data):
+    # The sweep may ask for a cheaper propensity fit: the cap reaches the one fit the four metrics share.
+    train, _, synth, roles = data
+    ctx = MetricContext(train, synth, schema=roles[0], seed=0, options={"propensity_rows": 200})
+    METRICS["pmse_ratio"].value(ctx)
+    assert ctx.shared["propensity"].n_used == 200 < len(train) + len(synth)
+    full = MetricContext(train, synth, schema=roles[0], seed=0)
+    METRICS["pmse_ratio"].value(full)
+    assert full.shared["propensity"].n_used == len(train) + len(synth)
