@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..metric_info import MetricInfo, register, when_missing
-from .design import check_pair, column_kinds, factorize_labels, schema_categorical
+from .design import check_pair, column_kinds, factorize_labels
 
 __all__ = ["CorrelationFit", "association_fit", "correlation_fit", "cramers_v", "matrix_fit"]
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..metric_info import MetricInfo, register
-from .design import check_pair, column_kinds, factorize_labels, schema_categorical
+from .design import check_pair, column_kinds, factorize_labels
 from .univariate import ks_statistic
 
 __all__ = [

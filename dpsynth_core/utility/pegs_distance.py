@@ -32,7 +32,7 @@ import pandas as pd
 
 from .. import constraints
 from ..metric_info import MetricInfo, register
-from .design import bin_edges, check_pair, column_kinds, factorize_labels, schema_categorical
+from .design import bin_edges, check_pair, column_kinds, factorize_labels
 
 __all__ = ["PegsDistances", "pegs_distances", "shared_codes"]
 
