@@ -1,7 +1,7 @@
 """Benchmark of the Learn page's Beta–binomial demo: one slider move redraws both sweeps.
 
 Target: ≤ 1 s per move (the slider must feel instant in front of a class).
-This was a timed assertion in tests/test_teaching.py; timings belong here,
+This was a timed assertion in tests/core/test_teaching.py; timings belong here,
 not in tests. Run: ``.venv/bin/python bench/bench_teaching.py``.
 """
 

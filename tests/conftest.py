@@ -6,6 +6,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
+DATA = ROOT / "data"
 
 
 @pytest.fixture(autouse=True)

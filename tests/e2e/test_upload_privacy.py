@@ -113,6 +113,6 @@ def test_failures_leave_no_column_name_or_value_in_the_log(browser, private_serv
     log = log_path.read_text()
     # These paths once raised (issue 16) and now work or refuse in a sentence; whatever the server
     # logs on them must not quote the data. That an unforeseen error is logged as its type and code
-    # lines only is tested with a forced error in tests/test_pages_hostile.py.
+    # lines only is tested with a forced error in tests/pages/test_pages_hostile.py.
     for leak in (SECRET_COLUMN, "1.797e+308", "1.797e308", "inf, inf"):
         assert leak not in log, leak

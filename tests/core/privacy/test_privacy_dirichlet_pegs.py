@@ -20,7 +20,7 @@ from scipy import stats
 
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
-from tests.privacy_tools import epsilon_lower_bound
+from tests.core.privacy.privacy_tools import epsilon_lower_bound
 
 SCHEMA = Schema.from_dict({
     "a": {"kind": "categorical", "categories": ["a0", "a1", "a2"]},

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 import dpsynth_core as core
 from dpsynth_core.metric_info import Metric, register, unregister
 from tests.conftest import APP, no_errors
-from tests.test_pages_risk import _expected_inputs as _inputs
+from tests.pages.test_pages_risk import _expected_inputs as _inputs
 
 
 @pytest.fixture

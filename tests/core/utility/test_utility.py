@@ -9,7 +9,6 @@ out in the comment.
 from __future__ import annotations
 
 import doctest
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,8 +34,8 @@ from dpsynth_core.utility import design as design_module
 from dpsynth_core.utility import propensity as propensity_module
 from dpsynth_core.utility import regression as regression_module
 from dpsynth_core.utility import univariate as univariate_module
+from tests.conftest import DATA
 
-DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 @pytest.fixture(scope="module")

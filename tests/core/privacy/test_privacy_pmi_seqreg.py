@@ -21,7 +21,7 @@ from dpsynth_core.synth.base import dp_but_for_seed
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
-from tests.privacy_tools import epsilon_lower_bound
+from tests.core.privacy.privacy_tools import epsilon_lower_bound
 
 AB_SCHEMA = Schema.from_dict({
     "a": {"kind": "categorical", "categories": ["a0", "a1", "a2"]},

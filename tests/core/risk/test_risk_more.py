@@ -185,7 +185,7 @@ MR_REL = pd.DataFrame({"sex": list("FFMMFMFM"), "age": [30, 30, 40, 40, 50, 61, 
 
 
 def test_match_table_by_hand():
-    # c = [3, 3, 2, 0, 1, 1, 0, 0], T = [1, 1, 1, 0, 1, 0, 0, 0] (tests/test_risk.py), so
+    # c = [3, 3, 2, 0, 1, 1, 0, 0], T = [1, 1, 1, 0, 1, 0, 0, 0] (tests/core/risk/test_risk.py), so
     # T/c = [1/3, 1/3, 1/2, 0, 1, 0, 0, 0]: riskiest first, then fewest matches, no match last.
     rates = match_rates(MR_CONF, MR_REL, ["sex", "age"])
     table = match_table(MR_CONF, rates, ["sex", "age"])

@@ -34,7 +34,7 @@ from dpsynth_core import load_csv, risk, rumap, to_csv_bytes, utility
 from dpsynth_core.errors import DataError, MethodRefused
 from dpsynth_core.schema import Schema, infer_schema, merge_declared
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
-from tests.test_hostile_core import out_of_domain
+from tests.core.test_hostile_core import out_of_domain
 
 MAX_EXAMPLES = 40
 METHODS = sorted(SYNTHESIZERS)

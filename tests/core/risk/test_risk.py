@@ -4,7 +4,6 @@ computed by brute-force loops that share no code with dpsynth_core.risk."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -20,8 +19,8 @@ from dpsynth_core.risk import (
     membership_inference,
 )
 from dpsynth_core.risk import matching as risk_matching
+from tests.conftest import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 # --- match rates -------------------------------------------------------------

@@ -19,7 +19,7 @@ from dpsynth_core.mechanisms import (check_epsilon, gaussian_sigma, geometric_al
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
-from tests.privacy_tools import clopper_pearson, epsilon_lower_bound, log_ratio_lower_bounds
+from tests.core.privacy.privacy_tools import clopper_pearson, epsilon_lower_bound, log_ratio_lower_bounds
 
 LN2 = math.log(2)
 

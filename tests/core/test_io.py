@@ -2,7 +2,6 @@
 
 import doctest
 import io
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,8 +11,8 @@ from dpsynth_core import constraints
 from dpsynth_core import io as dpio
 from dpsynth_core.errors import DataError
 from dpsynth_core.io import load_csv, to_csv_bytes
+from tests.conftest import DATA
 
-DATA = Path(__file__).resolve().parent.parent / "data"
 SECRET = "s3cr3t-value"  # planted in malformed files: no message may repeat it
 GARBAGE = np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes()
 WIDE = constraints.MAX_COLUMNS + 1

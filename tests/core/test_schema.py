@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,8 +17,8 @@ from dpsynth_core import constraints
 from dpsynth_core.datasets import load_bundled
 from dpsynth_core.schema import (ColumnSchema, Schema, infer_column, infer_schema, merge_declared,
                                  schema_from_table, schema_table)
+from tests.conftest import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 RNG_SEED = 20240611
 
 
