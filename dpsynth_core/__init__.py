@@ -10,7 +10,7 @@ from .datasets import BUNDLED, load_bundled
 from .errors import DataError, MethodRefused
 from .forecast import forecast, suggest_method
 from .io import load_csv, to_csv_bytes
-from .metric_info import METRICS, Metric, MetricContext, MetricInfo
+from .metric_info import METRICS, Metric, MetricContext
 from .risk import exact_copy_share, gower_dcr, match_rates, membership_inference
 from .risk import (attribute_inference, distance_risk, formal_risk, key_match_disclosure, match_risk,
                    sample_uniqueness, unique_reproduction, wilson_interval)
@@ -26,7 +26,7 @@ from .utility import (association_fit, column_distances, combine_implicates, cor
 
 __all__ = [
     "BUNDLED", "KINDS", "METRICS", "SYNTHESIZERS",
-    "ColumnSchema", "DataError", "MethodRefused", "Metric", "MetricContext", "MetricInfo", "Schema", "Synthesis",
+    "ColumnSchema", "DataError", "MethodRefused", "Metric", "MetricContext", "Schema", "Synthesis",
     "attribute_inference", "distance_risk", "formal_risk", "key_match_disclosure", "match_risk",
     "sample_uniqueness", "unique_reproduction", "wilson_interval",
     "ci_overlap", "ecdf_data", "exact_copy_share", "fingerprint", "gower_dcr", "histogram_data",

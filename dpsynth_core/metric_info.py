@@ -202,9 +202,6 @@ class Metric:
         return text
 
 
-#: Earlier name of :class:`Metric`.
-MetricInfo = Metric
-
 METRICS: dict[str, Metric] = {}
 
 

@@ -34,7 +34,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 
 from .. import constraints
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
 from .estimate import CONFIDENCE, RiskEstimate, auc_interval, median_interval, wilson_interval
 from .reference import column_domain, hit_probability, random_public_data
@@ -597,7 +597,7 @@ class _NearestGower:
         return best
 
 
-register(MetricInfo(
+register(Metric(
     name="exact_copy_share",
     label="Exact copies",
     kind="risk",
@@ -611,7 +611,7 @@ register(MetricInfo(
     estimate=lambda ctx: distance_of(ctx).estimates.get("exact_copy_share"),
     headline=True, on_copy=1.0, value_format="{:.4f}",
 ))
-register(MetricInfo(
+register(Metric(
     name="dcr_median",
     label="Median DCR",
     kind="risk",
@@ -625,7 +625,7 @@ register(MetricInfo(
     estimate=lambda ctx: distance_of(ctx).estimates.get("dcr_median"),
     headline=True, on_copy=0.0, value_format="{:.4f}",
 ))
-register(MetricInfo(
+register(Metric(
     name="mia_auc",
     label="Membership inference AUC",
     kind="risk",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 
 __all__ = ["FormalRisk", "applicable_measures", "formal_risk", "is_row_linked"]
 
@@ -73,7 +73,7 @@ def applicable_measures(ledger: dict, *, holdout: bool) -> str:
     return text + "; hold out rows before synthesis to tell disclosure about the records used from what holds for anyone."
 
 
-register(MetricInfo(
+register(Metric(
     name="epsilon", label="ε (privacy budget)", kind="risk", goal="minimize", lower=0.0, upper=math.inf, best=0.0,
     reading="Total privacy budget spent; e^ε bounds how much one person's record can change any output's probability.",
     section="formal",  # read off the ledger (formal_risk), not computed from the data

@@ -23,7 +23,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from .. import constraints
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from ._base import as_float, shared_codes
 from .estimate import CONFIDENCE, RiskEstimate, _z, wilson_interval
 from .keymatch import _check_roles, _is_categorical
@@ -254,7 +254,7 @@ def _rmse_interval(squared: np.ndarray, z: float) -> tuple[float, float, float]:
     return math.sqrt(mse), math.sqrt(max(mse - half, 0.0)), math.sqrt(mse + half)
 
 
-register(MetricInfo(
+register(Metric(
     name="attribute_accuracy", label="Attribute inference accuracy", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Accuracy of a model fitted on the synthetic data predicting the sensitive column from the keys; "
@@ -263,7 +263,7 @@ register(MetricInfo(
     compute=lambda ctx: _score(ctx, "accuracy"), estimate=lambda ctx: _estimate(ctx, "accuracy"),
     note=lambda ctx, value: _note(ctx, value, "accuracy"),
 ))
-register(MetricInfo(
+register(Metric(
     name="attribute_rmse", label="Attribute inference RMSE", kind="risk", goal="maximize",
     lower=0.0, upper=math.inf, best=math.inf,
     reading="Error of a model fitted on the synthetic data predicting the numeric sensitive column from the "

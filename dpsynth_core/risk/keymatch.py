@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
 from .estimate import CONFIDENCE, RiskEstimate, wilson_interval
 from .matching import _GROUP_SPACING, _TOLERANCE_SLACK, _check_keys, _check_tolerance
@@ -492,21 +492,21 @@ def sample_uniqueness(real: pd.DataFrame, synth: pd.DataFrame, keys: Sequence[st
 
 # --- registry -------------------------------------------------------------------
 
-register(MetricInfo(
+register(Metric(
     name="key_match_disclosure", label="Key-match attribute disclosure", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of confidential records whose sensitive value the synthetic rows sharing their keys reveal.",
     section="key match", needs={"keys", "sensitive"},
     compute=lambda ctx: key_match_of(ctx).share, estimate=lambda ctx: key_match_of(ctx).estimate,
 ))
-register(MetricInfo(
+register(Metric(
     name="uniques_reproduced", label="Uniques reproduced", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of records unique on the keys whose keys and sensitive value reappear in the synthetic data.",
     section="key match", needs={"keys", "sensitive"},
     compute=lambda ctx: uniques_of(ctx).share, estimate=lambda ctx: uniques_of(ctx).estimate, on_copy=1.0,
 ))
-register(MetricInfo(
+register(Metric(
     name="synthetic_uniques", label="Synthetic uniques on keys", kind="risk", goal="minimize",
     lower=0.0, upper=1.0, best=0.0,
     reading="Share of synthetic rows unique on the key variables (compare with the real data's share).",

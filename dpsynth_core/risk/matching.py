@@ -19,7 +19,7 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from ._base import as_float, check_frame, combine_codes, is_numeric, shared_codes
 from .estimate import CONFIDENCE, RiskEstimate, wilson_interval
 from .reference import column_domain, hit_probability
@@ -322,7 +322,7 @@ def _check_tolerance(tolerance, keys: list[str], numeric: list[str]) -> dict[str
     return out
 
 
-register(MetricInfo(
+register(Metric(
     name="expected_match_rate",
     label="Expected match rate",
     kind="risk",
@@ -335,7 +335,7 @@ register(MetricInfo(
     section="matching", needs={"keys"},
     estimate=lambda ctx: match_of(ctx).estimates.get("expected_match_rate"),
 ))
-register(MetricInfo(
+register(Metric(
     name="true_match_rate",
     label="True match rate",
     kind="risk",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..metric_info import MetricInfo, register, when_missing
+from ..metric_info import Metric, register, when_missing
 from .design import check_pair, column_kinds, factorize_labels
 
 __all__ = ["CorrelationFit", "association_fit", "correlation_fit", "cramers_v", "matrix_fit"]
@@ -27,7 +27,7 @@ __all__ = ["CorrelationFit", "association_fit", "correlation_fit", "cramers_v", 
 _METHODS = ("pearson", "spearman")
 
 register(
-    MetricInfo(
+    Metric(
         name="corr_mae",
         label="Correlation fit (MAE)",
         kind="utility",
@@ -43,7 +43,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="corr_rmse",
         label="Correlation fit (RMSE)",
         kind="utility",
@@ -59,7 +59,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="cramers_v_mae",
         label="Cramér's V fit (MAE)",
         kind="utility",

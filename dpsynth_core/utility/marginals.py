@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from .design import check_pair, column_kinds, factorize_labels
 from .univariate import ks_statistic
 
@@ -43,7 +43,7 @@ __all__ = [
 MOMENT_PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 
 register(
-    MetricInfo(
+    Metric(
         name="ks_mean",
         label="Mean KS",
         kind="utility",
@@ -60,7 +60,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="tv_mean",
         label="Mean TV distance",
         kind="utility",
@@ -77,7 +77,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="hellinger_mean",
         label="Mean Hellinger",
         kind="utility",

@@ -31,13 +31,13 @@ import numpy as np
 import pandas as pd
 
 from .. import constraints
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from .design import bin_edges, check_pair, column_kinds, factorize_labels
 
 __all__ = ["PegsDistances", "pegs_distances", "shared_codes"]
 
 register(
-    MetricInfo(
+    Metric(
         name="pegs_marginal",
         label="Marginal distance (PeGS)",
         kind="utility",
@@ -52,7 +52,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="pegs_conditional",
         label="Conditional distance (PeGS)",
         kind="utility",

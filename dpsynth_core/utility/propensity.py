@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from .design import Design, column_kinds, independent_columns, main_effect_count, propensity_design
 from .univariate import ks_statistic
 
@@ -43,7 +43,7 @@ _CART_CP = 1e-3
 _CART_MAXDEPTH = 30  # rpart.control's maxdepth
 
 register(
-    MetricInfo(
+    Metric(
         name="pmse",
         label="pMSE",
         kind="utility",
@@ -58,7 +58,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="pmse_ratio",
         label="pMSE ratio",
         kind="utility",
@@ -77,7 +77,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="specks",
         label="SPECKS",
         kind="utility",
@@ -92,7 +92,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="auc",
         label="Propensity AUC",
         kind="utility",

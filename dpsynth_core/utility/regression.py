@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import DataError
-from ..metric_info import MetricInfo, register
+from ..metric_info import Metric, register
 from .combining import COMBINING_CAVEAT, combine_implicates
 from .design import as_labels, column_kinds, dummy_matrix, independent_columns
 
@@ -44,7 +44,7 @@ _FAMILIES = ("linear", "logistic")
 INTERCEPT = "(Intercept)"
 
 register(
-    MetricInfo(
+    Metric(
         name="ci_overlap_mean",
         label="Mean CI overlap",
         kind="utility",
@@ -60,7 +60,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="sso",
         label="SSO share",
         kind="utility",
@@ -76,7 +76,7 @@ register(
     )
 )
 register(
-    MetricInfo(
+    Metric(
         name="coef_distance",
         label="Regression distance (PeGS)",
         kind="utility",
