@@ -16,8 +16,8 @@ from .risk import (attribute_inference, distance_risk, formal_risk, key_match_di
                    sample_uniqueness, unique_reproduction, wilson_interval)
 from .rumap import ru_map
 from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table, schema_table
-from .synth import (SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, statement_tone,
-                    synthesize)
+from .privacy import ledger_steps_table, privacy_statement, statement_tone
+from .synth import SYNTHESIZERS, Synthesis, fingerprint, synthesize
 from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, propensity_metrics,
                       regression_ci_overlap)
 from .utility import (association_fit, column_distances, combine_implicates, correlation_fit, cramers_v,

@@ -28,7 +28,8 @@ from . import risk as _risk, utility as _utility  # noqa: F401  (importing them 
 from .metric_info import METRICS, MetricContext
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
-from .synth.base import dp_but_for_seed, measurement
+from .privacy import dp_but_for_seed
+from .synth.base import measurement
 
 #: Measures reported by default, in display order.
 UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")

@@ -2,7 +2,7 @@
 
 Every function is pure: it takes numbers (or a DataFrame) and returns numbers,
 arrays or tables; randomness comes from one Generator made from ``seed``. The
-noise scales are the ones in :mod:`.mechanisms`, so what the page teaches is
+noise scales are the ones in :mod:`.privacy.mechanisms`, so what the page teaches is
 what the synthesizers do.
 
 Demos, in the order the page shows them:
@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import betaln, gammaln, logsumexp
 
-from .mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise, geometric_variance,
+from .privacy.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise, geometric_variance,
                          laplace_scale)
 from .synth.base import make_rng
 
@@ -127,7 +127,7 @@ def exp_epsilon_curve(lower: float = 0.01, upper: float = 10.0, points: int = 20
 # --------------------------------------------------------------------------- 2. noise on a count
 
 def geometric_pmf(k, epsilon: float, sensitivity: float = 1.0) -> np.ndarray:
-    """Exact pmf of the two-sided geometric noise of :func:`.mechanisms.geometric_noise`.
+    """Exact pmf of the two-sided geometric noise of :func:`.privacy.mechanisms.geometric_noise`.
 
     P(K = k) = (1 − α)/(1 + α) · α^|k| for integer k, with α = exp(−ε/Δ₁).
 

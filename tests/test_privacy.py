@@ -13,8 +13,8 @@ import pandas.testing as pdt
 import pytest
 from scipy import stats
 
-from dpsynth_core.synth.base import dp_but_for_seed
-from dpsynth_core.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise,
+from dpsynth_core.privacy import dp_but_for_seed
+from dpsynth_core.privacy.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise,
                                      geometric_variance, laplace_scale)
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
@@ -219,7 +219,7 @@ def _event_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -> np
     in_cell = np.empty(RUNS, dtype=np.int64)
     for r in range(RUNS):
         # The same Generator synthesize(seed=...) makes; see test_audit_runs_the_public_path.
-        values, steps = synth.release(measured, epsilon=release_epsilon, n=N_SYNTH,
+        values, steps = synth.generate(measured, epsilon=release_epsilon, n=N_SYNTH,
                                       rng=np.random.default_rng(first_seed + r), bins=20)
         in_cell[r] = np.count_nonzero((values["a"] == "a2") & (values["b"] == "b2"))
     assert math.fsum(s.epsilon for s in steps) == pytest.approx(release_epsilon)
@@ -235,7 +235,7 @@ def test_audit_runs_the_public_path():
         # Seeded, so labelled exploration (issue 15); with fresh randomness the same run is DP.
         assert dp_but_for_seed(result.ledger) and not result.ledger["is_dp"]
         assert result.ledger["epsilon_total"] == EPSILON
-        values, _ = synth.release(synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20), epsilon=EPSILON,
+        values, _ = synth.generate(synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20), epsilon=EPSILON,
                                   n=N_SYNTH, rng=np.random.default_rng(77), bins=20)
         for c in ("a", "b"):
             pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])

@@ -19,12 +19,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import dpsynth_core.mechanisms as mech
+import dpsynth_core.privacy.mechanisms as mech
 from dpsynth_core import release, to_csv_bytes
 from dpsynth_core.rumap import ru_map
 from dpsynth_core.schema import Schema
-from dpsynth_core.synth import SYNTHESIZERS, statement_tone, synthesize
-from dpsynth_core.synth.base import SEEDED_REASON
+from dpsynth_core.privacy import statement_tone
+from dpsynth_core.synth import SYNTHESIZERS, synthesize
+from dpsynth_core.privacy import SEEDED_REASON
 from dpsynth_core.synth.encoding import column_domain, encode_column
 
 DP_METHODS = sorted(m for m, s in SYNTHESIZERS.items() if s.is_dp)

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 import dpsynth_core as core
-from dpsynth_core import mechanisms, teaching as T
+from dpsynth_core import teaching as T
+from dpsynth_core.privacy import mechanisms
 
 
 # --------------------------------------------------------------------------- exponential mechanism

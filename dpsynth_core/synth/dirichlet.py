@@ -51,7 +51,9 @@ import numpy as np
 
 from .. import constraints
 from . import forecasting
-from .base import Step, Synthesizer, register
+from ..privacy import TOTAL, Budget, Step
+from .base import Synthesizer, register
+from . import options as opt
 from .counting import flat_counts
 from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
@@ -104,7 +106,8 @@ class Dirichlet(Synthesizer):
                    "Keeps every association the bins can show, but the prior pulls the table toward "
                    "uniform: the pull grows as ε falls and does not shrink with more data (Charest). "
                    "Only for small tables (few columns, coarse bins).")
-    defaults = {"bins": constraints.DIRICHLET_DEFAULT_BINS}
+    options = (opt.bins(constraints.DIRICHLET_DEFAULT_BINS),)
+    spends = Budget(TOTAL, per_target="all of it on one posterior sample of the full table")
     partitioned = True
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
@@ -130,7 +133,7 @@ class Dirichlet(Synthesizer):
         # pandas or, partition by partition, Dask (see .counting)
         return Table(list(columns), domains, flat_counts(df, schema, list(columns), bins))
 
-    def release(self, measured: Table, *, epsilon, n, rng, bins):
+    def generate(self, measured: Table, *, epsilon, n, rng, bins):
         cells = measured.counts.size
         alpha = dirichlet_alpha(n, epsilon)
         # Dirichlet(α + X) as normalised gamma variates (shape 0, possible when α underflows

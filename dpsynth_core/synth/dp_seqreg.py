@@ -55,9 +55,12 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import MethodRefused
-from ..mechanisms import geometric_noise, laplace_scale
+from ..privacy.mechanisms import geometric_noise, laplace_scale
 from . import forecasting
-from .base import Step, Synthesizer, register
+from ..privacy import TOTAL, Budget, Step
+from . import options as opt
+from .base import Synthesizer, register
+from .options import Option
 from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
 from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
@@ -331,13 +334,28 @@ class DPSequentialRegression(Synthesizer):
                    "or noisy conditional counts), fitted on noisy sufficient statistics. Keeps main "
                    "linear associations; ε split equally over the columns. Wide positive columns "
                    "(prices) are modelled on the log scale; each regression uses at most 3 earlier columns.")
-    defaults = {"bins": constraints.DEFAULT_BINS, "cat_bins": DEFAULT_CAT_BINS,
-                "max_cells": DEFAULT_MAX_CELLS, "order": None, "log_scale": DEFAULT_LOG_SCALE,
-                "max_predictors": DEFAULT_MAX_PREDICTORS, "numeric_weight": DEFAULT_NUMERIC_WEIGHT}
+    options = (
+        opt.bins(constraints.DEFAULT_BINS),
+        Option("cat_bins", "int", DEFAULT_CAT_BINS,
+               "Bins per numeric predictor when conditioning a categorical column.", low=1),
+        Option("max_cells", "int", DEFAULT_MAX_CELLS,
+               "Largest conditional table of a categorical column; earlier columns beyond it are left out.", low=1),
+        Option("order", "columns", None,
+               "Order in which columns are synthesized (each regressed on those before it)."),
+        Option("log_scale", "bool", DEFAULT_LOG_SCALE,
+               "Model numeric columns whose public bounds are positive and span a factor ≥ 10 (prices) on "
+               "the log scale."),
+        Option("max_predictors", "int", DEFAULT_MAX_PREDICTORS,
+               "Most earlier columns a numeric column is regressed on (the first and the nearest); empty: all.",
+               low=1, optional=True),
+        Option("numeric_weight", "float", DEFAULT_NUMERIC_WEIGHT,
+               "Shares of ε each numeric regression gets, against one for every other column.", low=1e-6),
+    )
+    spends = Budget(TOTAL, per_target="one share per column, numeric regressions numeric_weight shares each")
     partitioned = True
 
     def forecast(self, schema, epsilon, n=None, **params):
-        p = {**self.defaults, **params}
+        p = self.resolve(params)
         return forecasting.seqreg(schema, epsilon, n, chain=self.chain(schema.used, p["order"]), bins=p["bins"],
                                   cat_bins=p["cat_bins"], max_cells=p["max_cells"],
                                   max_predictors=p["max_predictors"], numeric_weight=p["numeric_weight"])
@@ -528,7 +546,7 @@ class DPSequentialRegression(Synthesizer):
             y[rng.random(n) < p_missing] = np.nan
         return y
 
-    def release(self, measured, *, epsilon, n, rng, bins, cat_bins, max_cells, order=None, log_scale=True,
+    def generate(self, measured, *, epsilon, n, rng, bins, cat_bins, max_cells, order=None, log_scale=True,
                 max_predictors=None, numeric_weight=1.0):
         noisy, steps = self.noisy_statistics(measured, epsilon=epsilon, rng=rng, numeric_weight=numeric_weight)
         values = self.sample(measured, noisy, n=n, rng=rng)

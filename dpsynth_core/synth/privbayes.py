@@ -31,8 +31,10 @@ import itertools
 import numpy as np
 
 from .. import constraints
-from ..mechanisms import geometric_noise
-from .base import Step, Synthesizer, register
+from ..privacy.mechanisms import geometric_noise
+from ..privacy import Step
+from .base import Synthesizer, register
+from . import options as opt
 from .encoding import decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
@@ -58,7 +60,7 @@ class PrivBayes(Synthesizer):
     description = ("A Bayesian network where each column has up to two parents, chosen privately "
                    "(exponential mechanism on the R score), noisy conditional tables (geometric noise), "
                    "and records drawn i.i.d. from the network (Zhang et al. 2017). Keeps triples of columns.")
-    defaults = {"bins": constraints.PRIVBAYES_DEFAULT_BINS}
+    options = (opt.bins(constraints.PRIVBAYES_DEFAULT_BINS),)
 
     def refuse(self, schema, columns, n, *, bins, **params):
         if len(columns) > constraints.PRIVBAYES_MAX_COLUMNS:
@@ -83,7 +85,7 @@ class PrivBayes(Synthesizer):
         return {"columns": list(columns), "domains": domains, "sizes": sizes, "one": count_table(codes[:, :1], sizes[:1]),
                 "two": two, "three": three, "scores": {**score2, **score3}}
 
-    def release(self, measured, *, epsilon, n, rng, bins):
+    def generate(self, measured, *, epsilon, n, rng, bins):
         columns, domains, sizes = measured["columns"], measured["domains"], measured["sizes"]
         d = len(columns)
         steps = []
