@@ -25,8 +25,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import betaln, gammaln, logsumexp
 
-from .privacy.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise, geometric_variance,
-                         laplace_scale)
+from .privacy.mechanisms import (check_epsilon, dirichlet_alpha, gaussian_sigma, geometric_alpha, geometric_noise,
+                                 geometric_variance, laplace_scale)
 from .synth.base import make_rng
 
 SCORES = {
@@ -534,20 +534,6 @@ def exponential_binary_table(n: int, x: int, epsilon: float, *, gamma=(1.0, 1.0)
 
 # --------------------------------------------------------------------------- 6. Beta–binomial synthesizer
 
-def beta_binomial_alpha(n_synth: int, epsilon: float) -> float:
-    """Smallest prior count α₁ = α₂ = ñ/(e^ε − 1) making the Beta–binomial synthesizer ε-DP.
-
-    Machanavajjhala et al. (2008) for a Dirichlet–multinomial synthesizer
-    releasing ñ records; ``expm1`` keeps small ε exact.
-
-    Examples
-    --------
-    >>> round(beta_binomial_alpha(100, math.log(2)), 6)  # 100/(2 − 1)
-    100.0
-    """
-    return _check_int("n_synth", n_synth, 1) / math.expm1(check_epsilon(epsilon))
-
-
 def beta_binomial_bias(theta: float, n: int, alpha: float) -> float:
     """E[synthetic share] − θ = α(1 − 2θ)/(n + 2α): the prior pulls the estimate toward ½."""
     return alpha * (1 - 2 * _check_unit("theta", theta)) / (_check_int("n", n, 1) + 2 * alpha)
@@ -633,7 +619,7 @@ def beta_binomial_sweep(theta: float, n: int, epsilons, ms, *, n_synth: int | No
         eps = check_epsilon(eps)
         for m in ms:
             m = _check_int("m", m, 1)
-            alpha = max(beta_binomial_alpha(n_synth, eps / m), 1e-300)  # α > 0 keeps Beta defined at x = 0
+            alpha = max(dirichlet_alpha(n_synth, eps / m), 1e-300)  # α > 0 keeps Beta defined at x = 0
             x = rng.binomial(n, theta, size=(reps, 1))
             t = rng.beta(x + alpha, n - x + alpha, size=(reps, m))
             q = rng.binomial(n_synth, t) / n_synth

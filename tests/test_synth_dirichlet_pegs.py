@@ -21,7 +21,7 @@ from dpsynth_core import constraints
 from dpsynth_core.errors import MethodRefused
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, base, synthesize
-from dpsynth_core.synth.dirichlet import dirichlet_alpha
+from dpsynth_core.privacy.mechanisms import dirichlet_alpha
 from dpsynth_core.synth.encoding import encode
 from dpsynth_core.synth.pegs import hash_bit, pegs_alpha
 

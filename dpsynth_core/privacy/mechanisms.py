@@ -189,6 +189,21 @@ def perturbed_draw(weights: np.ndarray, log_alpha: float, rng: np.random.Generat
     return perturbed_pick(weights, *plan)
 
 
+def dirichlet_alpha(n_synth: int, epsilon: float) -> float:
+    """The prior per cell, α = n_s / (e^ε − 1): the smallest that makes a Dirichlet–multinomial
+    (Beta–binomial for two cells) synthesizer releasing n_s records ε-DP (Machanavajjhala et al. 2008).
+
+    Written as n_s·e^−ε / (1 − e^−ε) so that a huge ε gives 0 instead of an
+    overflow.
+
+    Examples
+    --------
+    >>> round(dirichlet_alpha(100, math.log(2)), 12)
+    100.0
+    """
+    return n_synth * math.exp(-epsilon) / -math.expm1(-epsilon)
+
+
 def geometric_variance(epsilon: float, sensitivity: float = 1.0) -> float:
     """Variance of :func:`geometric_noise`: 2α/(1 − α)² with α = exp(−ε/Δ₁)."""
     a = geometric_alpha(epsilon, sensitivity)

@@ -52,25 +52,12 @@ import numpy as np
 from .. import constraints
 from . import forecasting
 from ..privacy import TOTAL, Budget, Step
+from ..privacy.mechanisms import dirichlet_alpha
 from .base import Synthesizer, register
 from . import options as opt
 from .counting import flat_counts
 from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
-
-
-def dirichlet_alpha(n_synth: int, epsilon: float) -> float:
-    """The prior per cell, α = n_s / (e^ε − 1): the smallest that gives ε-DP.
-
-    Written as n_s·e^−ε / (1 − e^−ε) so that a huge ε gives 0 instead of an
-    overflow.
-
-    Examples
-    --------
-    >>> round(dirichlet_alpha(100, math.log(2)), 12)
-    100.0
-    """
-    return n_synth * math.exp(-epsilon) / -math.expm1(-epsilon)
 
 
 def check_bins(bins) -> int:

@@ -347,7 +347,7 @@ class Pegs(Synthesizer):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
     def generate(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public",
-                chains=None):
+                 chains=None):
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
 
@@ -397,7 +397,7 @@ class PegsReset(Synthesizer):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
     def generate(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public",
-                chains=None):
+                 chains=None):
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         blocks = -(-n // block)

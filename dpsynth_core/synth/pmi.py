@@ -203,7 +203,7 @@ class PMI(Synthesizer):
         return columns, domains, conditionals
 
     def generate(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C,
-                chains=None):
+                 chains=None):
         columns, domains, conditionals = measured
         sizes = [d.size for d in domains]
         m = len(columns)
