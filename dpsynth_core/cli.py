@@ -20,6 +20,7 @@ from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
 from .schema import Schema, infer_schema
 from .settings import parse_settings, settings_json
 from .synth import SYNTHESIZERS, fingerprint, synthesize
+from .synth.options import parse_text
 
 DATA, SCHEMA = "data/penguins.csv", "data/penguins.schema.json"
 EXAMPLES = {
@@ -104,10 +105,7 @@ def _param(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise _Usage(f"--param takes name=value (for example bins=10), got {text!r}.")
-    try:
-        return name.strip(), json.loads(value)
-    except json.JSONDecodeError:
-        return name.strip(), value
+    return name.strip(), parse_text(value)
 
 
 def _split(df, holdout: float):

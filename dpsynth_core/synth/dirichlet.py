@@ -3,7 +3,7 @@
 Machanavajjhala et al. (2008), Abowd & Vilhuber (2008), Charest (2011).
 Cells are the cross-product of the columns' public domains (numeric columns
 binned over their declared bounds, see :mod:`.encoding`); X counts the
-records in each of the p cells. A release draws
+records in each of the p cells. Each generation draws
 
     π̃ ~ Dirichlet(α + X),   X̃ ~ Multinomial(n_s, π̃),
 
@@ -68,7 +68,7 @@ def check_bins(bins) -> int:
 
 @dataclass(frozen=True)
 class Table:
-    """The measured contingency table: the only thing a release sees of the data."""
+    """The measured contingency table: the only thing generate sees of the data."""
 
     columns: list[str]
     domains: list[Domain]

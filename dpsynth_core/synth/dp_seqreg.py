@@ -441,8 +441,8 @@ class DPSequentialRegression(Synthesizer):
     def noisy_statistics(self, measured, *, epsilon: float, rng: np.random.Generator, numeric_weight: float = 1.0):
         """The noised statistics of every variable, and the ledger steps.
 
-        :meth:`release` calls this first with the same Generator, so an audit
-        can look at exactly what a release publishes before sampling.
+        :meth:`generate` calls this first with the same Generator, so an audit
+        can look at exactly what a generation publishes before sampling.
         Numeric regressions get ``numeric_weight`` shares of ε to the others' one.
         """
         chain, models = measured[1], measured[2]

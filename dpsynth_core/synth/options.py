@@ -14,6 +14,7 @@ from its one line. Types:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -67,6 +68,16 @@ class Option:
                 what = "a whole number" if whole else "a number"
                 raise ValueError(f"{self.name} must be {what} {self.range_text()}, got {value!r}")
         return value
+
+
+def parse_text(text: str) -> Any:
+    """An option's value typed as text (``--param bins=10``, a link's ``opt.bins=10``): JSON if it reads
+    as JSON (numbers, true/false, lists), else the text itself (a choice such as ``public``)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return tuple(value) if isinstance(value, list) else value
 
 
 def option_table(options: tuple[Option, ...]) -> dict[str, Option]:

@@ -22,7 +22,7 @@ each x_i drawn from its perturbed conditional given the current others. A
 record uses each feature's table once: ε per record, and n_s records cost
 n_s·ε by sequential composition. ``synthesize(epsilon=...)`` takes the
 release's total: each record (block) gets the total's share / n_s (number of
-blocks), the ε of ``release``.
+blocks), the ε of ``generate``.
 
 Seeds (issue 18). The seed pool is public: never a real record. A seed drawn
 uniformly over the domain is far from the data (diamonds' y spans 20 bins over
