@@ -359,14 +359,15 @@ def synthesize(
 
 
 def _checked_epsilon(synth: Synthesizer, epsilon, *, n_declared: bool) -> float | None:
-    """The total ε of a DP method's run, checked; None for a method that spends none with n declared."""
+    """The total ε of a DP method's run, checked; None for a method that spends none with n declared
+    (nothing of the data is then read, so no ε is asked for or shown)."""
     if synth.spends.kind == NONE:
+        if n_declared:
+            return None  # it reads nothing of the data: ε is not used, as for a method that is not DP
         if epsilon is None or epsilon == 0:
-            if not n_declared:
-                raise ValueError(f"{synth.label} reads nothing of the data, but without a declared number of "
-                                 "rows it releases a noisy count of them: declare n, or give epsilon > 0 for "
-                                 "the count")
-            return None
+            raise ValueError(f"{synth.label} reads nothing of the data, but without a declared number of "
+                             "rows it releases a noisy count of them: declare n, or give epsilon > 0 for "
+                             "the count")
     elif epsilon is None:
         raise ValueError(f"method {synth.name!r} is differentially private and needs epsilon > 0")
     return check_epsilon(epsilon)
