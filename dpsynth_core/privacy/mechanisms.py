@@ -261,6 +261,10 @@ class Mechanism:
         """Noise of this mechanism, ``size`` draws."""
         raise NotImplementedError
 
+    def noisy(self, values, rng: np.random.Generator) -> np.ndarray:
+        """``values`` (the exact answers) plus this mechanism's noise, one draw each."""
+        return values + self.sample(rng, np.shape(values))
+
     def step(self, target: str, *, detail: str = "", repeats: int = 1) -> Step:
         """This run as a ledger step on ``target``."""
         return Step(self.name, target, self.epsilon, delta=self.delta, sensitivity=self.sensitivity,

@@ -55,9 +55,8 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import MethodRefused
-from ..privacy.mechanisms import geometric_noise, laplace_scale
 from . import forecasting
-from ..privacy import TOTAL, Budget, Step
+from ..privacy import TOTAL, Budget, Geometric, Laplace, Step
 from . import options as opt
 from .base import Synthesizer, register
 from .options import Option
@@ -451,18 +450,17 @@ class DPSequentialRegression(Synthesizer):
         noisy, steps = [], []
         for model, eps in zip(models, shares):
             if isinstance(model, _Histogram):
-                noisy.append(model.counts + geometric_noise(model.counts.shape, eps, rng))
-                steps.append(Step("two-sided geometric", f"histogram of {model.column} ({model.domain.size} cells)",
-                                  eps, sensitivity=1.0,
-                                  detail=f"first of the chain {' → '.join(chain)}; P(k) ∝ exp(−{eps:.4g}·|k|)"))
+                noisy.append(Geometric(eps).noisy(model.counts, rng))
+                steps.append(Geometric(eps).step(
+                    f"histogram of {model.column} ({model.domain.size} cells)",
+                    detail=f"first of the chain {' → '.join(chain)}; P(k) ∝ exp(−{eps:.4g}·|k|)"))
             elif isinstance(model, _Table):
-                noisy.append(model.counts + geometric_noise(model.counts.shape, eps, rng))
+                noisy.append(Geometric(eps).noisy(model.counts, rng))
                 given = ", ".join(model.predictors) if model.predictors else "nothing"
-                steps.append(Step("two-sided geometric",
-                                  f"counts of {model.column} given {given} ({model.counts.size} cells)", eps,
-                                  sensitivity=1.0,
-                                  detail=f"one record adds 1 to one cell; P(k) ∝ exp(−{eps:.4g}·|k|); "
-                                         f"numeric predictors in bins over their public bounds"))
+                steps.append(Geometric(eps).step(
+                    f"counts of {model.column} given {given} ({model.counts.size} cells)",
+                    detail=f"one record adds 1 to one cell; P(k) ∝ exp(−{eps:.4g}·|k|); "
+                           f"numeric predictors in bins over their public bounds"))
             else:
                 noisy.append(self._noisy_linear(model, eps, rng))
                 steps.append(self._linear_step(model, eps))
@@ -473,22 +471,22 @@ class DPSequentialRegression(Synthesizer):
         # Laplace noise on real-valued sums. Floating-point Laplace samples can leak
         # through their low-order bits (Mironov 2012); a snapping mechanism would
         # close that, and is not implemented here. Counts elsewhere use the geometric law.
-        b = laplace_scale(eps, model.sensitivity)
+        laplace = Laplace(eps, model.sensitivity)
         k = model.p + 1
         iu = np.triu_indices(k)
         upper = np.zeros((k, k))
-        upper[iu] = model.moments[iu] + rng.laplace(0.0, b, size=len(iu[0]))
+        upper[iu] = laplace.noisy(model.moments[iu], rng)
         moments = upper + np.triu(upper, 1).T
         # A record is either missing Y (it enters this count only) or not (it enters
         # Z′Z only): the two releases see disjoint records, so both use the full ε
         # (parallel composition).
-        missing = None if model.n_missing is None else int(model.n_missing + geometric_noise(1, eps, rng)[0])
-        return NoisyLinear(moments, missing, b)
+        missing = None if model.n_missing is None else int(model.n_missing + Geometric(eps).sample(rng, 1)[0])
+        return NoisyLinear(moments, missing, laplace.scale)
 
     @staticmethod
     def _linear_step(model: _Linear, eps: float) -> Step:
         s = moment_sensitivities(len(model.predictors))
-        b = laplace_scale(eps, s[ZZ])
+        b = Laplace(eps, s[ZZ]).scale
         given = ", ".join(model.predictors)
         detail = (f"Z = [U Y], U = intercept + {given} (numeric scaled to [−1, 1] over public bounds, "
                   f"categorical coded 0/1), Y scaled to [−1, 1]; one Laplace vector of scale Δ₁/ε = {b:.4g} on "

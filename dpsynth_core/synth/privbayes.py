@@ -31,8 +31,7 @@ import itertools
 import numpy as np
 
 from .. import constraints
-from ..privacy.mechanisms import geometric_noise
-from ..privacy import Step
+from ..privacy import Geometric, Step
 from .base import Synthesizer, register
 from . import options as opt
 from .encoding import decode_column, encode
@@ -123,10 +122,10 @@ class PrivBayes(Synthesizer):
         for x in owners:
             axes = (*parents[x], x)
             raw = _table(measured, axes)
-            noisy[x] = raw + geometric_noise(raw.shape, eps_t, rng)
-            steps.append(Step("two-sided geometric", f"table of {columns[x]} given "
-                              f"{', '.join(columns[p] for p in parents[x])} ({raw.size:,} cells)", eps_t,
-                              sensitivity=1.0, detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
+            mechanism = Geometric(eps_t)
+            noisy[x] = mechanism.noisy(raw, rng)
+            steps.append(mechanism.step(f"table of {columns[x]} given {', '.join(columns[p] for p in parents[x])} "
+                                        f"({raw.size:,} cells)", detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
         total = max(float(np.mean([t.sum() for t in noisy.values()])), 1.0)
         fitted = {x: project_simplex(t, total) for x, t in noisy.items()}
 
@@ -147,12 +146,12 @@ class PrivBayes(Synthesizer):
 
     def _single(self, measured, epsilon, n, rng):
         x = measured["one"]
-        noisy = x + geometric_noise(x.shape, epsilon, rng)
+        mechanism = Geometric(epsilon)
+        noisy = mechanism.noisy(x, rng)
         p = _normalised(project_simplex(noisy, max(float(noisy.sum()), 1.0)))
         c, dom = measured["columns"][0], measured["domains"][0]
         return ({c: decode_column(rng.choice(dom.size, size=n, p=p), dom, rng)},
-                [Step("two-sided geometric", f"histogram of {c} ({dom.size} cells)", epsilon, sensitivity=1.0,
-                      detail=f"P(k) ∝ exp(−{epsilon:.4g}·|k|)")])
+                [mechanism.step(f"histogram of {c} ({dom.size} cells)", detail=f"P(k) ∝ exp(−{epsilon:.4g}·|k|)")])
 
 
 def _arrange(table: np.ndarray, axes: tuple, order: tuple) -> np.ndarray:
