@@ -20,8 +20,8 @@ from .. import constraints
 from ..constraints import FLOAT32_SAFE
 from ..schema import ColumnSchema
 from .base import Synthesizer, register
-from .options import Option
 from .encoding import keep_in_domain
+from .options import Option
 
 
 def as_feature(values, col: ColumnSchema) -> np.ndarray:

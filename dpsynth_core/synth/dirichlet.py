@@ -50,11 +50,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
-from . import forecasting
 from ..privacy import TOTAL, Budget, Step
 from ..privacy.mechanisms import dirichlet_alpha
-from .base import Synthesizer, register
+from . import forecasting
 from . import options as opt
+from .base import Synthesizer, register
 from .counting import flat_counts
 from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column

@@ -55,13 +55,13 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import MethodRefused
-from . import forecasting
 from ..privacy import TOTAL, Budget, Geometric, Laplace, Step
+from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
-from .options import Option
 from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
+from .options import Option
 from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
                                 from_unit, to_unit)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import constraints
-from . import forecasting
 from ..privacy import TOTAL, Budget, Geometric
-from .base import Synthesizer, register
+from . import forecasting
 from . import options as opt
+from .base import Synthesizer, register
 from .counting import marginals
 from .encoding import column_domain, decode_column
 

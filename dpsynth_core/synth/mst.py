@@ -36,10 +36,10 @@ import itertools
 import numpy as np
 
 from .. import constraints
-from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from ..privacy import TOTAL, Budget, Step
-from .base import Synthesizer, register
+from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from . import options as opt
+from .base import Synthesizer, register
 from .encoding import decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)

@@ -32,8 +32,8 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from ..errors import MethodRefused
-from .base import Synthesizer, register
 from . import options as opt
+from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column
 from .regression_design import check_options, column_features, design_matrix, design_refusal, to_unit
 

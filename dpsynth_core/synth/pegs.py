@@ -71,14 +71,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
+from ..privacy import PER_RECORD, Budget, Step
 from ..privacy.mechanisms import log_perturbation_alpha, perturbed_pick, perturbed_plan
 from . import forecasting
-from ..privacy import PER_RECORD, Budget, Step
 from . import options as opt
 from .base import Synthesizer, register
-from .options import Option
 from .dirichlet import check_bins
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
+from .options import Option
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Weyl increment of splitmix64)
 _FIN1, _FIN2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)  # splitmix64 finaliser

@@ -45,13 +45,13 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
+from ..privacy import PER_RECORD, Budget, Step
 from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw
 from . import forecasting
-from ..privacy import PER_RECORD, Budget, Step
 from . import options as opt
 from .base import Synthesizer, register
-from .options import Option
 from .encoding import column_domain, decode_column, encode
+from .options import Option
 from .pegs import CHAINS, _chain_note, run_chains
 from .regression_design import check_options
 

@@ -32,8 +32,8 @@ import numpy as np
 
 from .. import constraints
 from ..privacy import Geometric, Step
-from .base import Synthesizer, register
 from . import options as opt
+from .base import Synthesizer, register
 from .encoding import decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
