@@ -134,6 +134,9 @@ def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicat
         "dp_label": label,
         "not_dp_reasons": reasons,
         "spends": budget.kind if dp_method else None,
+        # the split the core planned and checked the steps against (budget.py), in the order it is taken
+        "budget_split": {"row_count": plan.row_count, "each_implicate": plan.per_implicate,
+                         "per_target": budget.per_target or None} if dp_method else None,
         "epsilon_total": total,
         "epsilon_requested": plan.requested if dp_method else None,
         "epsilon_per_record": float(plan.per_unit) if per_record else None,

@@ -331,7 +331,7 @@ def synthesize(
     n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
     budget, plan = synth.spends, None
     if synth.is_dp:
-        plan = budget.plan(epsilon, n=n, row_count=sum(s.epsilon for s in count_steps), implicates=implicates,
+        plan = budget.plan(epsilon, n=n, row_count=float(sum(s.epsilon for s in count_steps)), implicates=implicates,
                            params=params)
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})

@@ -87,7 +87,8 @@ class MST(Synthesizer):
     name = "mst"
     label = "MST (spanning tree of noisy 2-way marginals)"
     is_dp = True
-    spends = Budget(TOTAL, needs_delta=True, per_target="ρ in thirds: 1-way marginals, tree selection, 2-way marginals")
+    spends = Budget(TOTAL, needs_delta=True,
+                    per_target="ρ over the 1-way marginals, the tree's selection and its 2-way marginals")
     description = ("Noisy 1-way marginals, a maximum spanning tree of 2-way marginals chosen privately, "
                    "noisy 2-way marginals on the tree, and records drawn i.i.d. from the tree model "
                    "(McKenna et al. 2021; zCDP, reported as (ε, δ)-DP). Keeps every marginal and the "

@@ -31,7 +31,7 @@ import itertools
 import numpy as np
 
 from .. import constraints
-from ..privacy import Geometric, Step
+from ..privacy import TOTAL, Budget, Geometric, Step
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import decode_column, encode
@@ -60,6 +60,8 @@ class PrivBayes(Synthesizer):
                    "(exponential mechanism on the R score), noisy conditional tables (geometric noise), "
                    "and records drawn i.i.d. from the network (Zhang et al. 2017). Keeps triples of columns.")
     options = (opt.bins(constraints.PRIVBAYES_DEFAULT_BINS),)
+    spends = Budget(TOTAL, per_target=f"{SELECTION_SHARE:.0%} on choosing the network, the rest in equal shares "
+                                      "over its conditional tables")
 
     def refuse(self, schema, columns, n, *, bins, **params):
         if len(columns) > constraints.PRIVBAYES_MAX_COLUMNS:
