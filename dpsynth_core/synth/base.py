@@ -85,10 +85,16 @@ class Synthesizer:
         return None
 
     def measure(self, df: pd.DataFrame, schema: Schema, columns: list[str], **params) -> Any:
+        """What the method needs of the data for ``columns`` (exact counts, statistics, fitted models):
+        the only step that reads it. No randomness: the result is cached per data and options."""
         raise NotImplementedError
 
     def generate(self, measured: Any, *, epsilon: float | None, n: int, rng: np.random.Generator,
                  **params) -> tuple[dict[str, np.ndarray], list[Step]]:
+        """``n`` synthetic values per column from ``measured``, drawing only from ``rng``, and the ledger
+        steps of the mechanisms it ran. ``epsilon`` is what the declared budget gives one implicate (per
+        record or block for PER_RECORD, 0 for NONE, None for a method that is not DP); the steps must
+        spend exactly that (the core checks them)."""
         raise NotImplementedError
 
     @property
