@@ -94,7 +94,7 @@ class Synthesizer:
         """``n`` synthetic values per column from ``measured``, drawing only from ``rng``, and the ledger
         steps of the mechanisms it ran. ``epsilon`` is what the declared budget gives one implicate (per
         record or block for PER_RECORD, 0 for NONE, None for a method that is not DP); the steps must
-        spend exactly that (the core checks them)."""
+        spend exactly that, times the units for PER_RECORD (the core checks them)."""
         raise NotImplementedError
 
     @property
