@@ -25,6 +25,7 @@ import numpy as np
 from _common import machine  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
+from dpsynth_core.privacy import PER_RECORD  # noqa: E402
 from dpsynth_core.synth import SYNTHESIZERS  # noqa: E402
 from dpsynth_core.synth.encoding import encode  # noqa: E402
 
@@ -50,16 +51,6 @@ def marginal_tv(real, synth, schema) -> tuple[float, float]:
             float(np.mean([tv(list(p)) for p in itertools.combinations(range(m), 2)])))
 
 
-def per_call_epsilon(method: str, total: float, n: int, params: dict) -> float:
-    """The ε to pass to synthesize for a release costing ``total``: the total itself once synthesize reads
-    ε as the total for every method (issue 15: the base class then has ``units``), else ε per record."""
-    synth = SYNTHESIZERS[method]
-    if not synth.per_record or hasattr(synth, "units"):
-        return total
-    units = -(-n // params["block"]) if "block" in params else n
-    return total / units
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--eps", type=float, nargs="+", default=[0.3, 1.0, 3.0])
@@ -74,14 +65,12 @@ def main() -> None:
     print(f"{'method':<12} {'total ε':>8} {'TV1':>7} {'TV2':>7} {'time s':>7}")
     runs = [(m, e, False) for m in args.methods for e in args.eps]
     if args.no_noise:
-        runs += [(m, 1e9, True) for m in args.methods if SYNTHESIZERS[m].per_record]
+        runs += [(m, 1e9, True) for m in args.methods if SYNTHESIZERS[m].spends.kind == PER_RECORD]
     for method, eps, raw in runs:
-        params = dict(getattr(SYNTHESIZERS[method], "defaults", {}))
-        call_eps = eps if raw else per_call_epsilon(method, eps, n, params)
         tv1, tv2, secs = [], [], []
         for seed in range(1, args.seeds + 1):
             t = time.perf_counter()
-            out = core.synthesize(df, method, epsilon=call_eps, schema=schema, n=n, seed=seed).data
+            out = core.synthesize(df, method, epsilon=eps, schema=schema, n=n, seed=seed).data
             secs.append(time.perf_counter() - t)
             a, b = marginal_tv(df, out, schema)
             tv1.append(a)

@@ -11,13 +11,13 @@ from .errors import DataError, MethodRefused
 from .forecast import forecast, suggest_method
 from .io import load_csv, to_csv_bytes
 from .metric_info import METRICS, Metric, MetricContext
+from .privacy import ledger_steps_table, privacy_statement, statement_tone
 from .risk import exact_copy_share, gower_dcr, match_rates, membership_inference
 from .risk import (attribute_inference, distance_risk, formal_risk, key_match_disclosure, match_risk,
                    sample_uniqueness, unique_reproduction, wilson_interval)
 from .rumap import ru_map
 from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table, schema_table
-from .synth import (SYNTHESIZERS, Synthesis, fingerprint, ledger_steps_table, privacy_statement, statement_tone,
-                    synthesize)
+from .synth import SYNTHESIZERS, Synthesis, fingerprint, synthesize
 from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, propensity_metrics,
                       regression_ci_overlap)
 from .utility import (association_fit, column_distances, combine_implicates, correlation_fit, cramers_v,

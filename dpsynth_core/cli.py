@@ -15,10 +15,12 @@ from . import constraints, plots, release, report
 from .cluster import on_scheduler
 from .errors import DataError, MethodRefused
 from .io import load_csv, to_csv_bytes
+from .privacy import log_entry
 from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
 from .schema import Schema, infer_schema
 from .settings import parse_settings, settings_json
 from .synth import SYNTHESIZERS, fingerprint, synthesize
+from .synth.options import parse_text
 
 DATA, SCHEMA = "data/penguins.csv", "data/penguins.schema.json"
 EXAMPLES = {
@@ -103,10 +105,7 @@ def _param(text: str) -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise _Usage(f"--param takes name=value (for example bins=10), got {text!r}.")
-    try:
-        return name.strip(), json.loads(value)
-    except json.JSONDecodeError:
-        return name.strip(), value
+    return name.strip(), parse_text(value)
 
 
 def _split(df, holdout: float):
@@ -187,9 +186,7 @@ def cmd_release(args) -> None:
         cfg["seed"] = None
     train, held, result = _synthesize(df, schema, cfg)
     name, fp = Path(args.data).name, fingerprint(df)
-    log = [{"fingerprint": fp, "dataset": name, "purpose": "release", "method": result.ledger["method"],
-            "epsilon_total": result.ledger["epsilon_total"], "is_dp": result.ledger["is_dp"],
-            "seed": result.ledger["seed"], "rows": result.ledger["n_rows"]}]
+    log = [log_entry(result.ledger, fingerprint=fp, dataset=name, purpose="release")]
     stem = release.file_stem(name, result.ledger) + "-release"
     package = report.release_package(dataset_name=name, fingerprint=fp, synthesis=result, stem=stem, log=log)
     _write(Path(args.output) if args.output else Path(f"{stem}.zip"), package)

@@ -32,7 +32,7 @@ def forecast(method: str, schema: Schema, epsilon: float, n: int | None = None, 
     synth = SYNTHESIZERS[method]
     if not synth.is_dp or not schema.used:  # nothing to forecast: not DP, or no modelled column
         return None
-    params = {**getattr(synth, "defaults", {}), **params}
+    params = synth.resolve(params)
     own = synth.forecast(schema, float(epsilon), n, **params)
     if own is not None:
         return own

@@ -29,9 +29,10 @@ import plotly.graph_objects as go
 
 from . import plots, risk
 from .metric_info import MetricContext, metrics, section_estimates, section_title, sections
+from .privacy import ledger_steps_table
 from .release import format_number, public_ledger, release_files, zip_bytes
 from .schema import FIELDS, Schema, schema_table
-from .synth import Synthesis, ledger_steps_table
+from .synth import Synthesis
 from .utility import histogram_data, ks_statistic
 from .utility.propensity import fitted
 from .utility.report import format_value

@@ -26,9 +26,10 @@ from joblib.parallel import LokyBackend, get_active_backend
 
 from . import risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
 from .metric_info import METRICS, MetricContext
+from .privacy import dp_but_for_seed
 from .schema import Schema
 from .synth import SYNTHESIZERS, synthesize
-from .synth.base import dp_but_for_seed, measurement
+from .synth.base import measurement
 
 #: Measures reported by default, in display order.
 UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")

@@ -85,6 +85,10 @@ def parse_settings(obj: object) -> dict:
     if not isinstance(params, Mapping) or not all(isinstance(v, (int, float, str, bool)) or v is None
                                                   for v in params.values()):
         raise ValueError("Setting params must be an object of option names to numbers, text or true/false.")
+    try:  # each option against the method's declaration (its type and range)
+        SYNTHESIZERS[out["method"]].resolve(params)
+    except ValueError as err:
+        raise ValueError(f"Setting params: {err}.") from None
     out["params"] = tuple(sorted(params.items()))
     out["fixed_seed"] = out["seed"] is not None  # SynthConfig's flag: a seed makes the run exploration, not DP
     return out

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
 import secrets
 
 from . import constraints
 from .synth import SYNTHESIZERS
+from .synth.options import option_table, parse_text
 
 TOKEN_CHARS = 16
+OPTION_PREFIX = "opt."  # a method option's query parameter: opt.bins=10
 _LINK_SECRET = secrets.token_bytes(32)  # per server process; never written, logged or sent
 
 
@@ -35,6 +38,8 @@ def config_params(config: dict, *, dataset: str) -> dict[str, str]:
         out["holdout"] = f"{config['holdout']:g}"
     if config.get("columns") is not None:
         out["cols"] = ",".join(config["columns"])
+    for name, value in config.get("params", ()):  # method options changed from their defaults
+        out[f"{OPTION_PREFIX}{name}"] = json.dumps(list(value) if isinstance(value, tuple) else value)
     return out
 
 
@@ -79,4 +84,22 @@ def parse_config_params(params: dict[str, str]) -> tuple[dict, list[str]]:
     number("holdout", float, 0.0, 0.9, "holdout")
     if params.get("cols"):
         out["columns"] = tuple(c for c in params["cols"].split(",") if c)
+    options = _options(params, out.get("method"), notes)
+    if options:
+        out["params"] = options
     return out, notes
+
+
+def _options(params: dict[str, str], method: str | None, notes: list[str]) -> tuple:
+    """The method options a link names, each checked against the method's declaration (others noted)."""
+    declared = option_table(SYNTHESIZERS[method].options) if method is not None else {}
+    kept = {}
+    for key, text in params.items():
+        if not key.startswith(OPTION_PREFIX):
+            continue
+        name = key[len(OPTION_PREFIX):]
+        try:
+            kept[name] = declared[name].check(parse_text(text))
+        except (KeyError, ValueError):
+            notes.append(f"ignored {key}={text!r} from the link: not an option of this method with a valid value")
+    return tuple(sorted(kept.items()))

@@ -2,7 +2,7 @@
 
 Every function is pure: it takes numbers (or a DataFrame) and returns numbers,
 arrays or tables; randomness comes from one Generator made from ``seed``. The
-noise scales are the ones in :mod:`.mechanisms`, so what the page teaches is
+noise scales are the ones in :mod:`.privacy.mechanisms`, so what the page teaches is
 what the synthesizers do.
 
 Demos, in the order the page shows them:
@@ -25,8 +25,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import betaln, gammaln, logsumexp
 
-from .mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise, geometric_variance,
-                         laplace_scale)
+from .privacy.mechanisms import (check_epsilon, dirichlet_alpha, gaussian_sigma, geometric_alpha, geometric_noise,
+                                 geometric_variance, laplace_scale)
 from .synth.base import make_rng
 
 SCORES = {
@@ -127,7 +127,7 @@ def exp_epsilon_curve(lower: float = 0.01, upper: float = 10.0, points: int = 20
 # --------------------------------------------------------------------------- 2. noise on a count
 
 def geometric_pmf(k, epsilon: float, sensitivity: float = 1.0) -> np.ndarray:
-    """Exact pmf of the two-sided geometric noise of :func:`.mechanisms.geometric_noise`.
+    """Exact pmf of the two-sided geometric noise of :func:`.privacy.mechanisms.geometric_noise`.
 
     P(K = k) = (1 − α)/(1 + α) · α^|k| for integer k, with α = exp(−ε/Δ₁).
 
@@ -534,20 +534,6 @@ def exponential_binary_table(n: int, x: int, epsilon: float, *, gamma=(1.0, 1.0)
 
 # --------------------------------------------------------------------------- 6. Beta–binomial synthesizer
 
-def beta_binomial_alpha(n_synth: int, epsilon: float) -> float:
-    """Smallest prior count α₁ = α₂ = ñ/(e^ε − 1) making the Beta–binomial synthesizer ε-DP.
-
-    Machanavajjhala et al. (2008) for a Dirichlet–multinomial synthesizer
-    releasing ñ records; ``expm1`` keeps small ε exact.
-
-    Examples
-    --------
-    >>> round(beta_binomial_alpha(100, math.log(2)), 6)  # 100/(2 − 1)
-    100.0
-    """
-    return _check_int("n_synth", n_synth, 1) / math.expm1(check_epsilon(epsilon))
-
-
 def beta_binomial_bias(theta: float, n: int, alpha: float) -> float:
     """E[synthetic share] − θ = α(1 − 2θ)/(n + 2α): the prior pulls the estimate toward ½."""
     return alpha * (1 - 2 * _check_unit("theta", theta)) / (_check_int("n", n, 1) + 2 * alpha)
@@ -633,7 +619,7 @@ def beta_binomial_sweep(theta: float, n: int, epsilons, ms, *, n_synth: int | No
         eps = check_epsilon(eps)
         for m in ms:
             m = _check_int("m", m, 1)
-            alpha = max(beta_binomial_alpha(n_synth, eps / m), 1e-300)  # α > 0 keeps Beta defined at x = 0
+            alpha = max(dirichlet_alpha(n_synth, eps / m), 1e-300)  # α > 0 keeps Beta defined at x = 0
             x = rng.binomial(n, theta, size=(reps, 1))
             t = rng.beta(x + alpha, n - x + alpha, size=(reps, m))
             q = rng.binomial(n_synth, t) / n_synth

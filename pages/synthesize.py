@@ -75,34 +75,9 @@ def controls(ds, cfg) -> None:
                        on_change=lambda: state.set_config(columns=None if set(ss["synth_columns"]) == set(
                            ds.schema.used) else tuple(ss["synth_columns"])))
 
-    defaults = getattr(chosen, "defaults", {})
-    if defaults:
+    if chosen.options:  # drawn from the method's declarations (dpsynth_core.synth.options)
         with st.expander("Method options"):
-            chosen_params = {}
-            for name, default in defaults.items():
-                key = f"opt_{ss['method']}_{name}"
-                value = start(key, options.get(name, default) if name != "order"
-                              else list(options.get(name) or ds.schema.used))
-                helptext = core.synth.OPTION_HELP.get(name)
-                if name == "ranking":
-                    rankings = ["public", "data"]
-                    st.selectbox(name, rankings, index=rankings.index(value), key=key, help=helptext)
-                elif name == "order":
-                    st.multiselect(name, ds.schema.used, default=value, key=key, help=helptext)
-                elif isinstance(default, bool):
-                    st.checkbox(name, value=value, key=key, help=helptext)
-                elif isinstance(default, int):
-                    st.number_input(name, min_value=1, step=1, value=value, key=key, help=helptext)
-                elif isinstance(default, float):
-                    st.number_input(name, min_value=1e-6, value=value, key=key, format="%g", help=helptext)
-                else:
-                    continue
-                value = ss[key]
-                if name == "order":
-                    value = None if list(value) == ds.schema.used else tuple(value)
-                if value != default:
-                    chosen_params[name] = value
-            params = tuple(sorted(chosen_params.items()))
+            params = widgets.method_options(chosen, options, ds.schema.used)
             if params != state.config().params:
                 state.set_config(params=params)
 

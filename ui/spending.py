@@ -12,33 +12,32 @@ import dpsynth_core as core
 from ui import state
 
 
-def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
-    """Add one synthesis on the current dataset to the session ledger (once per key)."""
+def _log(entry: dict, key: str | None) -> None:
+    """Add one use of the data (an entry the core made) to the session ledger, once per key."""
     ss = st.session_state
     seen = ss.setdefault("session_log_keys", set())
     if key is not None and key in seen:
         return
     if key is not None:
         seen.add(key)
-    ds = state.dataset()
-    ss.setdefault("session_log", []).append({
-        "fingerprint": ds.fingerprint, "dataset": ds.name, "purpose": purpose,
-        "method": ledger["method"], "epsilon_total": ledger["epsilon_total"], "is_dp": ledger["is_dp"],
-        "seed": ledger.get("seed"), "rows": ledger["n_rows"],
-    })
+    ss.setdefault("session_log", []).append(entry)
     show_spending()
+
+
+def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
+    """Add one synthesis on the current dataset to the session ledger (once per key)."""
+    ds = state.dataset()
+    _log(core.privacy.log_entry(ledger, fingerprint=ds.fingerprint, dataset=ds.name, purpose=purpose), key)
 
 
 def log_sweep(table: pd.DataFrame) -> None:
     """Every synthesis of an R-U sweep is a use of the data: log each point once."""
-    base = state.synth_key()
+    ds, base = state.dataset(), state.synth_key()
     for row in table[table["method"] != "original"].itertuples():
         eps = None if row.epsilon != row.epsilon else float(row.epsilon)
         key = json.dumps([base, "sweep", row.method, eps, int(row.seed)])
-        is_dp_method = core.SYNTHESIZERS[row.method].is_dp
-        # ε is the point's total for every method; a sweep point is seeded exploration, so not DP as run.
-        log_run({"method": row.method, "epsilon_total": eps if is_dp_method else None, "is_dp": False,
-                 "seed": int(row.seed), "n_rows": None}, purpose="R-U sweep", key=key)
+        _log(core.privacy.sweep_log_entry(core.SYNTHESIZERS[row.method], eps, int(row.seed),
+                                          fingerprint=ds.fingerprint, dataset=ds.name), key)
 
 
 def session_log() -> list[dict]:

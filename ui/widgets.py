@@ -72,15 +72,14 @@ def method_and_epsilon(cfg, *, after_method=None) -> tuple:
     if after_method is not None:
         after_method(ss["method"])
     is_dp_method = chosen.is_dp
-    options = {**getattr(chosen, "defaults", {}), **dict(cfg.params)} if cfg.method == ss["method"] \
-        else dict(getattr(chosen, "defaults", {}))
+    options = {**chosen.defaults, **dict(cfg.params)} if cfg.method == ss["method"] else chosen.defaults
     st.select_slider("Total privacy budget ε of the release (log scale)", options=C.EPSILON_STEPS,
                      value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
                      on_change=_on_slider, disabled=not is_dp_method)
     # No min/max: a typed value out of range is refused in words by _on_input instead of clamped unseen.
     st.number_input(f"Total ε, exact ({C.EPSILON_MIN:g} to {C.EPSILON_MAX:g})", value=start("eps_input", cfg.epsilon),
                     key="eps_input", format="%.4g", on_change=_on_input, disabled=not is_dp_method)
-    if chosen.per_record and cfg.method == ss["method"]:
+    if chosen.spends.kind == core.privacy.PER_RECORD and cfg.method == ss["method"]:
         # the option widgets (drawn below) may hold a value newer than the settings
         current = {k: ss.get(f"opt_{ss['method']}_{k}", v) for k, v in options.items()}
         per_record_caption(chosen, current, cfg, state.dataset())
@@ -92,12 +91,53 @@ def method_and_epsilon(cfg, *, after_method=None) -> tuple:
 def per_record_caption(chosen, options, cfg, ds) -> None:
     """The per-record (per-block) ε a per-record method gets from the total, beside the slider."""
     n = cfg.n or len(ds.df)
-    count = 0.0 if cfg.n else cfg.epsilon * C.ROW_COUNT_EPSILON_SHARE
-    each = core.synth.base.epsilon_each(chosen, cfg.epsilon, n, count_epsilon=count, implicates=cfg.implicates,
-                                        **options)
+    budget = chosen.spends
+    count = 0.0 if cfg.n else budget.row_count_epsilon(cfg.epsilon)
+    each = budget.plan(cfg.epsilon, n=n, row_count=count, implicates=cfg.implicates, params=options).per_unit
     about = "" if cfg.n else "about "
-    st.caption(f"{chosen.label} spends it as {about}ε = {each:.3g} per {chosen.record_unit.format(**options)} "
+    st.caption(f"{chosen.label} spends it as {about}ε = {each:.3g} per {budget.unit.format(**options)} "
                f"({n:,} records{'' if cfg.n else ', before the noisy count'}).")
+
+
+def method_options(chosen, options: dict, columns: list[str]) -> tuple:
+    """One widget per option the method declares (its type, range and help); returns the options changed
+    from their defaults as sorted (name, value) pairs, the settings' ``params``.
+
+    A ``columns`` option (an order of the modelled columns) starts from the schema's order, which stands
+    for its default (None).
+    """
+    changed = {}
+    for option in chosen.options:
+        key = f"opt_{chosen.name}_{option.name}"
+        value = options.get(option.name, option.default)
+        if option.type == "columns":
+            value = list(value or columns)
+        option_input(option, key, start(key, value), columns)
+        value = ss[key]
+        if option.type == "columns":
+            value = None if list(value) == columns else tuple(value)
+        if value != option.default:
+            changed[option.name] = value
+    return tuple(sorted(changed.items()))
+
+
+def option_input(option, key: str, value, columns: list[str]) -> None:
+    """The widget of one declared option (:class:`dpsynth_core.synth.Option`), by its type."""
+    label, helptext = option.name, option.help
+    if option.type == "choice":
+        st.selectbox(label, list(option.choices), index=list(option.choices).index(value), key=key, help=helptext)
+    elif option.type == "columns":
+        st.multiselect(label, columns, default=value, key=key, help=helptext)
+    elif option.type == "bool":
+        st.checkbox(label, value=value, key=key, help=helptext)
+    elif option.type == "int":
+        st.number_input(label, min_value=None if option.low is None else int(option.low),
+                        max_value=None if option.high is None else int(option.high), step=1, value=value, key=key,
+                        help=helptext, placeholder="the method's default" if option.optional else None)
+    else:
+        st.number_input(label, min_value=None if option.low is None else float(option.low),
+                        max_value=None if option.high is None else float(option.high), value=value, key=key,
+                        format="%g", help=helptext)
 
 
 def compact_controls() -> None:

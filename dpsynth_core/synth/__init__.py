@@ -1,8 +1,11 @@
-"""Synthesizers: the registry and the single entry point :func:`synthesize`."""
+"""Synthesizers: the registry and the single entry point :func:`synthesize`.
+
+A synthesizer is one module here plus its line below (``synth/uniform.py`` is the smallest).
+"""
 
 from . import bootstrap, cart, dirichlet, dp_seqreg, independent, mst, parametric, pegs, pmi, privbayes  # noqa: F401  (registers the methods)
-from .base import (OPTION_HELP, SYNTHESIZERS, Step, Synthesis, Synthesizer, fingerprint, ledger_steps_table, make_rng,
-                   privacy_statement, statement_tone, synthesize)
+from . import uniform  # noqa: F401
+from .base import SYNTHESIZERS, Synthesis, Synthesizer, fingerprint, make_rng, synthesize
+from .options import Option
 
-__all__ = ["OPTION_HELP", "SYNTHESIZERS", "Step", "Synthesis", "Synthesizer", "fingerprint", "make_rng",
-           "privacy_statement", "statement_tone", "synthesize", "ledger_steps_table"]
+__all__ = ["SYNTHESIZERS", "Option", "Synthesis", "Synthesizer", "fingerprint", "make_rng", "synthesize"]

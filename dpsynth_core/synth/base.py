@@ -5,8 +5,13 @@ Every synthesizer has two phases (METHODS.md §2):
 * ``measure`` — the only step that reads the confidential data (counts,
   sufficient statistics, fitted trees). It spends no randomness, so its
   result is cached per dataset content and reused for every ε and seed.
-* ``release`` — noise and sampling: takes the measurement, ε and one numpy
+* ``generate`` — noise and sampling: takes the measurement, ε and one numpy
   Generator, returns synthetic values and the mechanism steps it ran.
+
+A synthesizer is one module: a subclass with its options (:mod:`.options`) and the way it spends
+ε (``spends``, :mod:`..privacy.budget`) declared as data, registered with :func:`register` and
+imported in ``synth/__init__.py``. The page, the R-U map, the release, the report and the common
+tests then find it in :data:`SYNTHESIZERS`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -27,43 +31,11 @@ import pandas as pd
 
 from .. import constraints
 from ..errors import DataError, MethodRefused
-from ..mechanisms import check_epsilon, geometric_noise
+from ..privacy import NONE, TOTAL, Budget, Geometric, Step, build_ledger
+from ..privacy.mechanisms import check_epsilon
 from ..schema import Schema, infer_schema, merge_declared
 from .encoding import assemble_frame
-
-NEIGHBOURING = "add or remove one record (unbounded DP)"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One mechanism run during a release, for the ledger.
-
-    ``repeats`` counts identical runs on the same records (one per synthetic
-    record for per-record methods): they compose sequentially, so the step
-    costs ``epsilon * repeats``.
-    """
-
-    mechanism: str
-    target: str
-    epsilon: float
-    delta: float = 0.0
-    sensitivity: float | None = None
-    detail: str = ""
-    repeats: int = 1
-    implicate: int | None = None
-
-    @property
-    def total_epsilon(self) -> float:
-        return self.epsilon * self.repeats
-
-    @property
-    def total_delta(self) -> float:
-        return self.delta * self.repeats
-
-    def to_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if v not in (None, "")}
-        out["epsilon_total"] = self.total_epsilon
-        return out
+from .options import Option, resolve
 
 
 @dataclass(frozen=True)
@@ -85,19 +57,14 @@ class Synthesizer:
     label: ClassVar[str]
     is_dp: ClassVar[bool]
     description: ClassVar[str]
+    #: the method's options, each with its type, range, default and help (the page's widgets)
+    options: ClassVar[tuple[Option, ...]] = ()
+    #: how a DP method spends ε: all of it (TOTAL), none (NONE) or per record (PER_RECORD)
+    spends: ClassVar[Budget] = Budget(TOTAL)
     #: can condition on kept columns (partial synthesis row for row)
     conditional: ClassVar[bool] = False
-    #: ``epsilon`` is spent once per synthetic record (PeGS, PMI): n_s records cost n_s·ε
-    per_record: ClassVar[bool] = False
-    #: what one per-record ε buys, formatted with the method's params
-    #: (block PeGS: "block of {block} synthetic records")
-    record_unit: ClassVar[str] = "synthetic record"
     #: a limit of the guarantee a DP method's ledger states (e.g. floating-point noise)
     caveat: ClassVar[str] = ""
-
-    def units(self, n: int, **params) -> int:
-        """How many times a per-record method spends its per-record ε for ``n`` synthetic rows."""
-        return n
     #: the measure step also takes a Dask DataFrame, summed partition by partition (see .counting)
     partitioned: ClassVar[bool] = False
 
@@ -118,43 +85,32 @@ class Synthesizer:
         return None
 
     def measure(self, df: pd.DataFrame, schema: Schema, columns: list[str], **params) -> Any:
+        """What the method needs of the data for ``columns`` (exact counts, statistics, fitted models):
+        the only step that reads it. No randomness: the result is cached per data and options."""
         raise NotImplementedError
 
-    def release(self, measured: Any, *, epsilon: float | None, n: int, rng: np.random.Generator,
-                **params) -> tuple[dict[str, np.ndarray], list[Step]]:
+    def generate(self, measured: Any, *, epsilon: float | None, n: int, rng: np.random.Generator,
+                 **params) -> tuple[dict[str, np.ndarray], list[Step]]:
+        """``n`` synthetic values per column from ``measured``, drawing only from ``rng``, and the ledger
+        steps of the mechanisms it ran. ``epsilon`` is what the declared budget gives one implicate (per
+        record or block for PER_RECORD, 0 for NONE, None for a method that is not DP); the steps must
+        spend exactly that, times the units for PER_RECORD (the core checks them)."""
         raise NotImplementedError
+
+    @property
+    def defaults(self) -> dict:
+        """Each declared option's default, by name."""
+        return {o.name: o.default for o in self.options}
+
+    def resolve(self, params: dict) -> dict:
+        """The options a run uses: the declared defaults overridden by ``params``, each checked."""
+        return resolve(self.options, params, self.label)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} is_dp={self.is_dp}>"
 
 
 SYNTHESIZERS: dict[str, Synthesizer] = {}
-
-#: What each method option means, for the app's option widgets.
-OPTION_HELP = {
-    "bins": "Bins per numeric column (over its declared bounds).",
-    "cat_bins": "Bins per numeric predictor when conditioning a categorical column.",
-    "max_cells": "Largest conditional table of a categorical column; earlier columns beyond it are left out.",
-    "top": "How many key features' exact values key each conditional.",
-    "block": "Records drawn per block; a block costs ε.",
-    "ranking": "How key features are chosen: 'public' (declared column order, DP) or 'data' (mutual "
-               "information on the data, as in the paper; not DP).",
-    "min_leaf": "Fewest real rows in a tree leaf (donors per leaf).",
-    "fit_rows": "Rows the per-column models are fitted on (a fixed subsample above it).",
-    "max_iter": "Iterations of each logistic-regression fit.",
-    "C": "Inverse strength of the logistic regressions' L2 penalty.",
-    "order": "Order in which columns are synthesized (each regressed on those before it).",
-    "log_scale": "Model numeric columns whose public bounds are positive and span a factor ≥ 10 (prices) on "
-                 "the log scale.",
-    "max_predictors": "Most earlier columns a numeric column is regressed on (the first and the nearest).",
-    "numeric_weight": "Shares of ε each numeric regression gets, against one for every other column.",
-    "chains": ("Gibbs chains run side by side (default: one per 200 records): each record is swept from the "
-               "previous synthetic record of its chain, the first from a uniform seed. Set it to the number of "
-               "rows for one uniform seed "
-               "per record, as in the paper (loses the marginals: one sweep from a uniform seed mostly sees "
-               "keys the data never showed)."),
-}
-
 
 #: Order of the method picker and the R-U map's choices (issue 18): the marginal-based methods
 #: first, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
@@ -250,7 +206,7 @@ def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, 
         raise ValueError(f"{synth.label} needs the data in memory (a pandas DataFrame)" if schema is not None
                          else "A Dask DataFrame needs a declared schema: its domains cannot be read off the data.")
     schema = schema if dask else infer_schema(df) if schema is None else merge_declared(infer_schema(df), schema)
-    params = {**getattr(synth, "defaults", {}), **params}
+    params = synth.resolve(params)
     refusal = synth.refuse(schema, schema.used, len(df), **params)
     if refusal:
         raise MethodRefused(refusal)
@@ -293,9 +249,10 @@ def synthesize(
         A name in :data:`SYNTHESIZERS`.
     epsilon : float, optional
         The TOTAL privacy budget of the release, required by DP methods and
-        ignored by the others. Per-record methods (``per_record``) spend it as
+        ignored by the others. Per-record methods (``spends`` PER_RECORD) spend it as
         ε per record (or block) = their share of the total / number of records
-        (blocks); the ledger shows both figures.
+        (blocks); the ledger shows both figures. A method that spends none
+        (NONE) needs it only for a noisy row count, when ``n`` is not declared.
     delta : float, default 0
         Accepted for the (ε, δ) methods; pure ε-DP methods spend none.
     schema : Schema or dict, optional
@@ -350,7 +307,7 @@ def synthesize(
     schema.check_frame(df)
 
     if synth.is_dp:
-        epsilon = check_epsilon(epsilon) if epsilon is not None else _missing_epsilon(method)
+        epsilon = _checked_epsilon(synth, epsilon, n_declared=n is not None or columns is not None)
     if not (0.0 <= float(delta) < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     if n is not None and not 1 <= int(n) <= constraints.MAX_SYNTH_ROWS:
@@ -370,7 +327,7 @@ def synthesize(
     if not targets:
         raise DataError("No column can be synthesized; mark at least one column as categorical or numeric.")
 
-    params = {**getattr(synth, "defaults", {}), **params}
+    params = synth.resolve(params)
     kept = [c for c in used if c not in targets]
     refusal = synth.refuse(schema, targets, n if n is not None else len(df), **params)
     if refusal:
@@ -378,44 +335,48 @@ def synthesize(
 
     rng = make_rng(seed)
     n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
-    eps_each = None
+    budget, plan = synth.spends, None
     if synth.is_dp:
-        eps_each = epsilon_each(synth, epsilon, n, count_epsilon=sum(s.epsilon for s in count_steps),
-                                implicates=implicates, **params)
+        plan = budget.plan(epsilon, n=n, row_count=float(sum(s.epsilon for s in count_steps)), implicates=implicates,
+                           params=params)
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
     else:
         measured = _measured(synth, df, schema, targets, params) if measured is None else measured
         extra = {}
-    if getattr(synth, "uses_delta", False):  # zCDP methods need δ > 0: the default when none is asked for
+    if budget.needs_delta:  # (ε, δ) methods need δ > 0: the default when none is asked for
         extra["delta"] = (float(delta) or constraints.DEFAULT_DELTA) / implicates
-    frames, steps = [], list(count_steps)
+    frames, parts = [], []
     for m in range(implicates):
-        values, part = synth.release(measured, epsilon=eps_each, n=n, rng=rng, **extra, **params)
+        values, part = synth.generate(measured, epsilon=None if plan is None else plan.generation_epsilon, n=n,
+                                      rng=rng, **extra, **params)
         values.update({c: df[c].to_numpy() for c in kept})  # conditional methods return only the targets
         frames.append(assemble_frame(values, schema, df.columns, n))
-        steps += [dataclasses.replace(st, implicate=m + 1) for st in part] if implicates > 1 else part
+        parts.append([dataclasses.replace(st, implicate=m + 1) for st in part] if implicates > 1 else part)
+    if plan is not None:
+        budget.check(plan, count_steps, parts)  # a mismatch is a bug, never user error
 
-    ledger = build_ledger(synth, schema, epsilon=epsilon, delta=delta, n=n, implicates=implicates,
-                          row_count_source=row_count_source, steps=steps,
-                          targets=targets, kept=kept, seed=seed, params=params, eps_each=eps_each,
-                          holdout_share=holdout_share)
+    ledger = build_ledger(synth, schema, plan=plan, delta=delta, n=n, implicates=implicates,
+                          row_count_source=row_count_source,
+                          steps=count_steps + [st for part in parts for st in part], targets=targets, kept=kept,
+                          seed=seed, params=params, holdout_share=holdout_share)
     return Synthesis(data=frames[0], method=method, ledger=ledger, schema=schema, implicates=tuple(frames))
 
 
-def epsilon_each(synth: Synthesizer, epsilon: float, n: int, *, count_epsilon: float = 0.0,
-                 implicates: int = 1, **params) -> float:
-    """The ε one implicate's release gets from the total ``epsilon``; per record (block) for per-record methods.
-
-    The noisy row count's ``count_epsilon`` comes off first, each implicate gets 1/m of the rest, and
-    a per-record method divides its share over the records (blocks) it draws.
-
-    >>> epsilon_each(SYNTHESIZERS["pegs"], 10.0, 100, count_epsilon=0.5)
-    0.095
-    """
-    each = (epsilon - count_epsilon) / implicates
-    return each / synth.units(n, **params) if synth.per_record else each
+def _checked_epsilon(synth: Synthesizer, epsilon, *, n_declared: bool) -> float | None:
+    """The total ε of a DP method's run, checked; None for a method that spends none with n declared
+    (nothing of the data is then read, so no ε is asked for or shown)."""
+    if synth.spends.kind == NONE:
+        if n_declared:
+            return None  # it reads nothing of the data: ε is not used, as for a method that is not DP
+        if epsilon is None or epsilon == 0:
+            raise ValueError(f"{synth.label} reads nothing of the data, but without a declared number of "
+                             "rows it releases a noisy count of them: declare n, or give epsilon > 0 for "
+                             "the count")
+    elif epsilon is None:
+        raise ValueError(f"method {synth.name!r} is differentially private and needs epsilon > 0")
+    return check_epsilon(epsilon)
 
 
 def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: float | None,
@@ -424,173 +385,15 @@ def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: flo
 
     Under add/remove-one neighbours the exact row count is itself a statistic
     of the data, so a DP method with no declared ``n`` releases a noisy count
-    (two-sided geometric, sensitivity 1) with a share of ε.
+    (two-sided geometric, sensitivity 1) with its declared share of ε.
     """
     if n is not None:
         return int(n), [], "declared by the user (public)"
     if not synth.is_dp or kept:
         return len(df), [], "the number of rows in the data (this run is not DP)"
-    eps_n = epsilon * constraints.ROW_COUNT_EPSILON_SHARE
-    noisy = max(1, len(df) + int(geometric_noise(1, eps_n, rng)[0]))
-    step = Step("two-sided geometric", "number of rows", eps_n, sensitivity=1.0,
-                detail=f"{constraints.ROW_COUNT_EPSILON_SHARE:.0%} of ε; the result sets the synthetic row count")
-    return min(noisy, constraints.MAX_SYNTH_ROWS), [step], f"released with noise (ε = {eps_n:.4g})"
-
-
-def _missing_epsilon(method: str):
-    raise ValueError(f"method {method!r} is differentially private and needs epsilon > 0")
-
-
-SEEDED_REASON = ("a fixed seed was given: reproducible exploration, not DP (the output is a fixed function of "
-                 "the data and the seed; the mechanism itself is ε-DP only with fresh, secret randomness)")
-
-
-def dp_but_for_seed(ledger: dict) -> bool:
-    """True when the run's only reason not to be DP is its fixed seed: released with fresh
-    randomness, the same settings would be DP (how the R-U map, which is exploration, labels points)."""
-    return ledger["is_dp"] or ledger["not_dp_reasons"] == [SEEDED_REASON]
-
-
-def build_ledger(synth: Synthesizer, schema: Schema, *, epsilon, delta, n, implicates, row_count_source,
-                 steps: list[Step], targets: list[str], kept: list[str], seed, params: dict,
-                 eps_each: float | None = None, holdout_share: float | None = None) -> dict:
-    """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready."""
-    derived = [c for c in targets if schema[c].derived]
-    undeclared = [c for c, col in schema.columns.items() if col.derived and c not in targets and c not in kept]
-    reasons = []
-    if not synth.is_dp:
-        reasons.append(f"{synth.label} is not a differentially private method")
-    if derived:
-        reasons.append("data-derived bounds or categories for " + ", ".join(derived))
-    if undeclared:
-        reasons.append("no declared schema entry for " + ", ".join(undeclared)
-                       + " (its kind was read off the data; declare every column, excluded ones too)")
-    if kept:
-        reasons.append("partial synthesis releases original values of " + ", ".join(kept))
-    if synth.is_dp:
-        reasons += synth.not_dp_reasons(**params)
-        if seed is not None:
-            reasons.append(SEEDED_REASON)
-    is_dp = not reasons
-    total = math.fsum(s.total_epsilon for s in steps) if synth.is_dp else None
-    delta_spent = math.fsum(s.total_delta for s in steps)
-    if synth.is_dp and not math.isclose(total, epsilon, rel_tol=1e-9):
-        raise AssertionError(f"ledger steps spend ε={total}, expected {epsilon}")  # a bug, never user error
-    unit = synth.record_unit.format(**params)
-    units = synth.units(n, **params) if synth.per_record else None
-
-    public_columns = {}
-    for c in targets:
-        col = schema[c]
-        domain = {"categories": list(col.to_dict().get("categories", []))} if col.kind == "categorical" \
-            else {"bounds": list(col.bounds)}
-        public_columns[c] = {"kind": col.kind, **domain,
-                             "source": "read off the data (not public)" if col.derived else "declared public"}
-    if is_dp:
-        label = f"ε-DP with ε = {total:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {total:g}, δ = {delta_spent:g}"
-        if synth.per_record:
-            label += f" (ε = {eps_each:.4g} per {unit}, {units:,} × {implicates} implicate(s))" if implicates > 1 \
-                else f" (ε = {eps_each:.4g} per {unit} × {units:,})"
-    else:
-        label = "not DP (" + "; ".join(reasons) + ")"
-    composition = "none"
-    if steps:
-        composition = "sequential: the total is the sum of the steps' ε (each step's ε × its repeats)"
-        if implicates > 1:
-            composition += (f"; {implicates} implicates: {implicates}·{n:,} = {implicates * n:,} records "
-                            f"released, each implicate of {n:,} records at ε/{implicates}")
-    ledger = {
-        "method": synth.name,
-        "label": synth.label,
-        "is_dp": is_dp,
-        "dp_label": label,
-        "not_dp_reasons": reasons,
-        "epsilon_total": total,
-        "epsilon_requested": float(epsilon) if synth.is_dp else None,
-        "epsilon_per_record": float(eps_each) if synth.per_record and synth.is_dp else None,
-        "record_unit": unit if synth.per_record else None,
-        "epsilon_per_implicate": (float(epsilon) / implicates) if synth.is_dp else None,
-        "implicates": implicates,
-        "delta": float(delta_spent),
-        "delta_requested": float(delta),
-        "exp_epsilon": float(math.exp(total)) if total is not None and total < 700 else None,
-        "neighbouring": NEIGHBOURING,
-        "caveats": [synth.caveat] if synth.is_dp and synth.caveat else [],
-        "composition": composition,
-        "steps": [s.to_dict() for s in steps],
-        "public": {
-            "row_count": {"value": n, "source": row_count_source},
-            "columns": public_columns,
-        },
-        "synthesized_columns": targets,
-        "kept_columns": kept,
-        "excluded_columns": [c for c, s in schema.columns.items() if s.kind == "excluded"],
-        "n_rows": n,
-        # None: fresh operating-system entropy, never stored, shown or returned.
-        "seed": int(seed) if isinstance(seed, (int, np.integer)) else None if seed is None else "generator",
-        "holdout": ({"taken": True, "share": float(holdout_share),
-                     "how": "each record held out independently with this probability, by fresh secret "
-                            "randomness; held-out records are not used by the synthesis"}
-                    if holdout_share else {"taken": False}),
-        "params": {k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))},
-    }
-    ledger["statement"] = privacy_statement(ledger)
-    return ledger
-
-
-#: Total ε up to which the statement is shown as a plain success, and above which as a warning.
-STRONG_EPSILON, WEAK_EPSILON = 1.0, 10.0
-
-
-def strength_words(epsilon: float, ratio_text: str) -> str:
-    """What e^ε means at this size, in one sentence."""
-    if epsilon <= STRONG_EPSILON:
-        return f"At e^ε = {ratio_text} the guarantee is strong."
-    if epsilon <= WEAK_EPSILON:
-        return (f"At e^ε = {ratio_text} the guarantee is moderate: an attacker's odds about any one person "
-                "may grow by that factor.")
-    return (f"e^ε = {ratio_text}: the guarantee is very weak; an attacker's odds about any one person may "
-            "grow by that factor, so this output can reveal a great deal about individuals.")
-
-
-def statement_tone(ledger: dict) -> str:
-    """How the statement is shown: "success" (DP, ε ≤ 1), "info" (DP, ε ≤ 10) or "warning"
-    (not DP, or ε above 10: never a reassuring green box)."""
-    if not ledger["is_dp"]:
-        return "warning"
-    eps = ledger["epsilon_total"]
-    return "success" if eps <= STRONG_EPSILON else "info" if eps <= WEAK_EPSILON else "warning"
-
-
-def privacy_statement(ledger: dict) -> str:
-    """The ledger in plain words, for people."""
-    if not ledger["is_dp"]:
-        return (f"This synthesis is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
-                "It carries no formal privacy guarantee.")
-    eps = ledger["epsilon_total"]
-    ratio = ledger["exp_epsilon"]  # None when e^ε overflows a float (ε ≥ 700)
-    ratio_text = f"{ratio:,.2f}" if ratio is not None and ratio < 100 else \
-        f"{ratio:,.0f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
-    text = (f"This synthesis satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
-            f"adding or removing any one person's record changes the probability of any output "
-            f"by at most a factor e^ε = {ratio_text}. {strength_words(eps, ratio_text)}")
-    if ledger["delta"] > 0:
-        text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
-    for caveat in ledger.get("caveats", []):
-        text += f" Caveat: {caveat}"
-    return text
-
-
-def ledger_steps_table(ledger: dict) -> pd.DataFrame:
-    """The ledger's mechanism steps as a table, plus a row with the composed total."""
-    cols = ["implicate", "mechanism", "target", "epsilon", "repeats", "epsilon_total", "delta", "sensitivity"]
-    steps = pd.DataFrame(ledger["steps"]).reindex(columns=cols)
-    if ledger.get("implicates", 1) == 1:
-        steps = steps.drop(columns="implicate")
-    if steps["repeats"].fillna(1).eq(1).all():
-        steps = steps.drop(columns=["repeats", "epsilon_total"])
-    if len(steps):
-        total = {"mechanism": "total (sequential composition)", "target": "",
-                 "epsilon": ledger["epsilon_total"], "delta": ledger["delta"]}
-        steps = pd.concat([steps, pd.DataFrame([total])], ignore_index=True)
-    return steps
+    share = synth.spends.row_count_share
+    mechanism = Geometric(synth.spends.row_count_epsilon(epsilon))
+    noisy = max(1, len(df) + int(mechanism.sample(rng, 1)[0]))
+    step = mechanism.step("number of rows",
+                          detail=f"{share:.0%} of ε; the result sets the synthetic row count")
+    return min(noisy, constraints.MAX_SYNTH_ROWS), [step], f"released with noise (ε = {mechanism.epsilon:.4g})"

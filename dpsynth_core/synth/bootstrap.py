@@ -21,6 +21,6 @@ class Bootstrap(Synthesizer):
         # A declared bound is a promise about every released value: numbers outside it are clipped.
         return {c: keep_in_domain(df[c].to_numpy(), schema[c]) for c in columns}
 
-    def release(self, measured, *, epsilon, n, rng):
+    def generate(self, measured, *, epsilon, n, rng):
         rows = rng.integers(0, len(next(iter(measured.values()))), size=n)
         return {c: v[rows] for c, v in measured.items()}, []

@@ -21,6 +21,7 @@ from ..constraints import FLOAT32_SAFE
 from ..schema import ColumnSchema
 from .base import Synthesizer, register
 from .encoding import keep_in_domain
+from .options import Option
 
 
 def as_feature(values, col: ColumnSchema) -> np.ndarray:
@@ -64,7 +65,8 @@ class SequentialCart(Synthesizer):
     conditional = True
     description = ("Each column drawn from a classification or regression tree fitted on the columns "
                    "before it (synthpop's default). Keeps associations; no formal privacy.")
-    defaults = {"min_leaf": constraints.CART_MIN_LEAF}
+    options = (Option("min_leaf", "int", constraints.CART_MIN_LEAF, "Fewest real rows in a tree leaf (donors per leaf).",
+                      low=1),)
 
     def measure(self, df, schema, columns, *, min_leaf, targets=None):
         targets = columns if targets is None else targets
@@ -93,7 +95,7 @@ class SequentialCart(Synthesizer):
             nodes.append(_Node(c, predictors, tree, values[by_leaf], leaf[by_leaf]))
         return schema, nodes
 
-    def release(self, measured, *, epsilon, n, rng, min_leaf, keep=None):
+    def generate(self, measured, *, epsilon, n, rng, min_leaf, keep=None):
         schema, nodes = measured
         values: dict[str, np.ndarray] = {}
         features: dict[str, np.ndarray] = {}

@@ -3,7 +3,7 @@
 Machanavajjhala et al. (2008), Abowd & Vilhuber (2008), Charest (2011).
 Cells are the cross-product of the columns' public domains (numeric columns
 binned over their declared bounds, see :mod:`.encoding`); X counts the
-records in each of the p cells. A release draws
+records in each of the p cells. Each generation draws
 
     π̃ ~ Dirichlet(α + X),   X̃ ~ Multinomial(n_s, π̃),
 
@@ -50,25 +50,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
+from ..privacy import TOTAL, Budget, Step
+from ..privacy.mechanisms import dirichlet_alpha
 from . import forecasting
-from .base import Step, Synthesizer, register
+from . import options as opt
+from .base import Synthesizer, register
 from .counting import flat_counts
 from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
-
-
-def dirichlet_alpha(n_synth: int, epsilon: float) -> float:
-    """The prior per cell, α = n_s / (e^ε − 1): the smallest that gives ε-DP.
-
-    Written as n_s·e^−ε / (1 − e^−ε) so that a huge ε gives 0 instead of an
-    overflow.
-
-    Examples
-    --------
-    >>> round(dirichlet_alpha(100, math.log(2)), 12)
-    100.0
-    """
-    return n_synth * math.exp(-epsilon) / -math.expm1(-epsilon)
 
 
 def check_bins(bins) -> int:
@@ -79,7 +68,7 @@ def check_bins(bins) -> int:
 
 @dataclass(frozen=True)
 class Table:
-    """The measured contingency table: the only thing a release sees of the data."""
+    """The measured contingency table: the only thing generate sees of the data."""
 
     columns: list[str]
     domains: list[Domain]
@@ -104,7 +93,8 @@ class Dirichlet(Synthesizer):
                    "Keeps every association the bins can show, but the prior pulls the table toward "
                    "uniform: the pull grows as ε falls and does not shrink with more data (Charest). "
                    "Only for small tables (few columns, coarse bins).")
-    defaults = {"bins": constraints.DIRICHLET_DEFAULT_BINS}
+    options = (opt.bins(constraints.DIRICHLET_DEFAULT_BINS),)
+    spends = Budget(TOTAL, per_target="all of it on one posterior sample of the full table")
     partitioned = True
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
@@ -130,7 +120,7 @@ class Dirichlet(Synthesizer):
         # pandas or, partition by partition, Dask (see .counting)
         return Table(list(columns), domains, flat_counts(df, schema, list(columns), bins))
 
-    def release(self, measured: Table, *, epsilon, n, rng, bins):
+    def generate(self, measured: Table, *, epsilon, n, rng, bins):
         cells = measured.counts.size
         alpha = dirichlet_alpha(n, epsilon)
         # Dirichlet(α + X) as normalised gamma variates (shape 0, possible when α underflows

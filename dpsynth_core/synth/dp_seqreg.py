@@ -55,11 +55,13 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..errors import MethodRefused
-from ..mechanisms import geometric_noise, laplace_scale
+from ..privacy import TOTAL, Budget, Geometric, Laplace, Step
 from . import forecasting
-from .base import Step, Synthesizer, register
+from . import options as opt
+from .base import Synthesizer, register
 from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
+from .options import Option
 from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
                                 from_unit, to_unit)
 
@@ -331,13 +333,28 @@ class DPSequentialRegression(Synthesizer):
                    "or noisy conditional counts), fitted on noisy sufficient statistics. Keeps main "
                    "linear associations; ε split equally over the columns. Wide positive columns "
                    "(prices) are modelled on the log scale; each regression uses at most 3 earlier columns.")
-    defaults = {"bins": constraints.DEFAULT_BINS, "cat_bins": DEFAULT_CAT_BINS,
-                "max_cells": DEFAULT_MAX_CELLS, "order": None, "log_scale": DEFAULT_LOG_SCALE,
-                "max_predictors": DEFAULT_MAX_PREDICTORS, "numeric_weight": DEFAULT_NUMERIC_WEIGHT}
+    options = (
+        opt.bins(constraints.DEFAULT_BINS),
+        Option("cat_bins", "int", DEFAULT_CAT_BINS,
+               "Bins per numeric predictor when conditioning a categorical column.", low=1),
+        Option("max_cells", "int", DEFAULT_MAX_CELLS,
+               "Largest conditional table of a categorical column; earlier columns beyond it are left out.", low=1),
+        Option("order", "columns", None,
+               "Order in which columns are synthesized (each regressed on those before it)."),
+        Option("log_scale", "bool", DEFAULT_LOG_SCALE,
+               "Model numeric columns whose public bounds are positive and span a factor ≥ 10 (prices) on "
+               "the log scale."),
+        Option("max_predictors", "int", DEFAULT_MAX_PREDICTORS,
+               "Most earlier columns a numeric column is regressed on (the first and the nearest); empty: all.",
+               low=1, optional=True),
+        Option("numeric_weight", "float", DEFAULT_NUMERIC_WEIGHT,
+               "Shares of ε each numeric regression gets, against one for every other column.", low=1e-6),
+    )
+    spends = Budget(TOTAL, per_target="one share per column, numeric regressions numeric_weight shares each")
     partitioned = True
 
     def forecast(self, schema, epsilon, n=None, **params):
-        p = {**self.defaults, **params}
+        p = self.resolve(params)
         return forecasting.seqreg(schema, epsilon, n, chain=self.chain(schema.used, p["order"]), bins=p["bins"],
                                   cat_bins=p["cat_bins"], max_cells=p["max_cells"],
                                   max_predictors=p["max_predictors"], numeric_weight=p["numeric_weight"])
@@ -423,8 +440,8 @@ class DPSequentialRegression(Synthesizer):
     def noisy_statistics(self, measured, *, epsilon: float, rng: np.random.Generator, numeric_weight: float = 1.0):
         """The noised statistics of every variable, and the ledger steps.
 
-        :meth:`release` calls this first with the same Generator, so an audit
-        can look at exactly what a release publishes before sampling.
+        :meth:`generate` calls this first with the same Generator, so an audit
+        can look at exactly what a generation publishes before sampling.
         Numeric regressions get ``numeric_weight`` shares of ε to the others' one.
         """
         chain, models = measured[1], measured[2]
@@ -433,18 +450,17 @@ class DPSequentialRegression(Synthesizer):
         noisy, steps = [], []
         for model, eps in zip(models, shares):
             if isinstance(model, _Histogram):
-                noisy.append(model.counts + geometric_noise(model.counts.shape, eps, rng))
-                steps.append(Step("two-sided geometric", f"histogram of {model.column} ({model.domain.size} cells)",
-                                  eps, sensitivity=1.0,
-                                  detail=f"first of the chain {' → '.join(chain)}; P(k) ∝ exp(−{eps:.4g}·|k|)"))
+                noisy.append(Geometric(eps).noisy(model.counts, rng))
+                steps.append(Geometric(eps).step(
+                    f"histogram of {model.column} ({model.domain.size} cells)",
+                    detail=f"first of the chain {' → '.join(chain)}; P(k) ∝ exp(−{eps:.4g}·|k|)"))
             elif isinstance(model, _Table):
-                noisy.append(model.counts + geometric_noise(model.counts.shape, eps, rng))
+                noisy.append(Geometric(eps).noisy(model.counts, rng))
                 given = ", ".join(model.predictors) if model.predictors else "nothing"
-                steps.append(Step("two-sided geometric",
-                                  f"counts of {model.column} given {given} ({model.counts.size} cells)", eps,
-                                  sensitivity=1.0,
-                                  detail=f"one record adds 1 to one cell; P(k) ∝ exp(−{eps:.4g}·|k|); "
-                                         f"numeric predictors in bins over their public bounds"))
+                steps.append(Geometric(eps).step(
+                    f"counts of {model.column} given {given} ({model.counts.size} cells)",
+                    detail=f"one record adds 1 to one cell; P(k) ∝ exp(−{eps:.4g}·|k|); "
+                           f"numeric predictors in bins over their public bounds"))
             else:
                 noisy.append(self._noisy_linear(model, eps, rng))
                 steps.append(self._linear_step(model, eps))
@@ -455,22 +471,22 @@ class DPSequentialRegression(Synthesizer):
         # Laplace noise on real-valued sums. Floating-point Laplace samples can leak
         # through their low-order bits (Mironov 2012); a snapping mechanism would
         # close that, and is not implemented here. Counts elsewhere use the geometric law.
-        b = laplace_scale(eps, model.sensitivity)
+        laplace = Laplace(eps, model.sensitivity)
         k = model.p + 1
         iu = np.triu_indices(k)
         upper = np.zeros((k, k))
-        upper[iu] = model.moments[iu] + rng.laplace(0.0, b, size=len(iu[0]))
+        upper[iu] = laplace.noisy(model.moments[iu], rng)
         moments = upper + np.triu(upper, 1).T
         # A record is either missing Y (it enters this count only) or not (it enters
         # Z′Z only): the two releases see disjoint records, so both use the full ε
         # (parallel composition).
-        missing = None if model.n_missing is None else int(model.n_missing + geometric_noise(1, eps, rng)[0])
-        return NoisyLinear(moments, missing, b)
+        missing = None if model.n_missing is None else int(model.n_missing + Geometric(eps).sample(rng, 1)[0])
+        return NoisyLinear(moments, missing, laplace.scale)
 
     @staticmethod
     def _linear_step(model: _Linear, eps: float) -> Step:
         s = moment_sensitivities(len(model.predictors))
-        b = laplace_scale(eps, s[ZZ])
+        b = Laplace(eps, s[ZZ]).scale
         given = ", ".join(model.predictors)
         detail = (f"Z = [U Y], U = intercept + {given} (numeric scaled to [−1, 1] over public bounds, "
                   f"categorical coded 0/1), Y scaled to [−1, 1]; one Laplace vector of scale Δ₁/ε = {b:.4g} on "
@@ -528,8 +544,8 @@ class DPSequentialRegression(Synthesizer):
             y[rng.random(n) < p_missing] = np.nan
         return y
 
-    def release(self, measured, *, epsilon, n, rng, bins, cat_bins, max_cells, order=None, log_scale=True,
-                max_predictors=None, numeric_weight=1.0):
+    def generate(self, measured, *, epsilon, n, rng, bins, cat_bins, max_cells, order=None, log_scale=True,
+                 max_predictors=None, numeric_weight=1.0):
         noisy, steps = self.noisy_statistics(measured, epsilon=epsilon, rng=rng, numeric_weight=numeric_weight)
         values = self.sample(measured, noisy, n=n, rng=rng)
         originals = measured[3] if len(measured) > 3 else {}

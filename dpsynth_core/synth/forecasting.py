@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from .. import constraints
-from ..mechanisms import geometric_variance, zcdp_rho
+from ..privacy.mechanisms import geometric_variance, zcdp_rho
 from .base import Forecast
 from .encoding import column_domain
 

@@ -93,7 +93,7 @@ def conditional(joint: np.ndarray, fallback: np.ndarray) -> np.ndarray:
 def table_cells_refusal(schema: Schema, columns: list[str], bins, way: int, method: str) -> str | None:
     """One sentence if the ``way``-way tables of every set of columns would hold too many cells, else None.
 
-    ``measure`` keeps them all (the release chooses among them), so their
+    ``measure`` keeps them all (generate chooses among them), so their
     total size bounds its memory and time.
     """
     sizes = [column_domain(schema[c], check_bins(bins)).size for c in columns]

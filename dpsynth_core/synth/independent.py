@@ -11,16 +11,17 @@ from __future__ import annotations
 import numpy as np
 
 from .. import constraints
-from ..mechanisms import geometric_noise
+from ..privacy import TOTAL, Budget, Geometric
 from . import forecasting
-from .base import Step, Synthesizer, register
+from . import options as opt
+from .base import Synthesizer, register
 from .counting import marginals
 from .encoding import column_domain, decode_column
 
 
 def noisy_distribution(counts: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """Geometric noise on a count vector, negatives to 0, normalised (uniform if all vanish)."""
-    noisy = np.clip(counts + geometric_noise(counts.shape, epsilon, rng), 0, None).astype(float)
+    noisy = np.clip(counts + Geometric(epsilon).sample(rng, counts.shape), 0, None).astype(float)
     total = noisy.sum()
     return noisy / total if total > 0 else np.full(len(counts), 1.0 / len(counts))
 
@@ -32,7 +33,8 @@ class Independent(Synthesizer):
     is_dp = True
     description = ("Each column drawn on its own from a noisy histogram (geometric noise, ε split "
                    "equally over columns). Keeps every marginal; loses all associations.")
-    defaults = {"bins": constraints.DEFAULT_BINS}
+    options = (opt.bins(constraints.DEFAULT_BINS),)
+    spends = Budget(TOTAL, per_target="equal shares over the columns (one histogram each)")
     partitioned = True
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
@@ -43,13 +45,13 @@ class Independent(Synthesizer):
         domains = [column_domain(schema[c], bins) for c in columns]
         return columns, domains, marginals(df, schema, columns, bins)
 
-    def release(self, measured, *, epsilon, n, rng, bins):
+    def generate(self, measured, *, epsilon, n, rng, bins):
         columns, domains, counts = measured
         eps_j = epsilon / len(columns)
         values, steps = {}, []
         for c, d, x in zip(columns, domains, counts):
             p = noisy_distribution(x, eps_j, rng)
             values[c] = decode_column(rng.choice(d.size, size=n, p=p), d, rng)
-            steps.append(Step("two-sided geometric", f"histogram of {c} ({d.size} cells)", eps_j,
-                              sensitivity=1.0, detail=f"P(k) ∝ exp(−{eps_j:.4g}·|k|)"))
+            steps.append(Geometric(eps_j).step(f"histogram of {c} ({d.size} cells)",
+                                               detail=f"P(k) ∝ exp(−{eps_j:.4g}·|k|)"))
         return values, steps

@@ -36,8 +36,10 @@ import itertools
 import numpy as np
 
 from .. import constraints
-from ..mechanisms import zcdp_epsilon, zcdp_rho
-from .base import Step, Synthesizer, register
+from ..privacy import TOTAL, Budget, Step
+from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
+from . import options as opt
+from .base import Synthesizer, register
 from .encoding import decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
@@ -85,12 +87,13 @@ class MST(Synthesizer):
     name = "mst"
     label = "MST (spanning tree of noisy 2-way marginals)"
     is_dp = True
-    uses_delta = True
+    spends = Budget(TOTAL, needs_delta=True,
+                    per_target="ρ over the 1-way marginals, the tree's selection and its 2-way marginals")
     description = ("Noisy 1-way marginals, a maximum spanning tree of 2-way marginals chosen privately, "
                    "noisy 2-way marginals on the tree, and records drawn i.i.d. from the tree model "
                    "(McKenna et al. 2021; zCDP, reported as (ε, δ)-DP). Keeps every marginal and the "
                    "strongest pairwise associations.")
-    defaults = {"bins": constraints.MST_DEFAULT_BINS}
+    options = (opt.bins(constraints.MST_DEFAULT_BINS),)
 
     def refuse(self, schema, columns, n, *, bins, **params):
         return table_cells_refusal(schema, columns, bins, 2, "MST")
@@ -98,7 +101,7 @@ class MST(Synthesizer):
     def measure(self, df, schema, columns, *, bins):
         return measure_marginals(df, schema, columns, bins)
 
-    def release(self, measured, *, epsilon, n, rng, bins, delta=constraints.DEFAULT_DELTA):
+    def generate(self, measured, *, epsilon, n, rng, bins, delta=constraints.DEFAULT_DELTA):
         columns, domains = measured["columns"], measured["domains"]
         d = len(columns)
         rho = zcdp_rho(epsilon, delta)

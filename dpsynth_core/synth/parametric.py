@@ -32,6 +32,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from ..errors import MethodRefused
+from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column
 from .regression_design import check_options, column_features, design_matrix, design_refusal, to_unit
@@ -116,7 +117,7 @@ class Parametric(Synthesizer):
     description = ("Each column drawn from a regression on the columns before it: logistic for categories, "
                    "linear plus normal noise for numbers (the Urban Institute course's approach). "
                    "No formal privacy.")
-    defaults = {"max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C}
+    options = (opt.max_iter(DEFAULT_MAX_ITER), opt.inverse_penalty(DEFAULT_C))
 
     def refuse(self, schema, columns, n, *, max_iter, C):
         return check_options(max_iter=max_iter, C=C) or design_refusal("Parametric synthesis", schema, columns, n)
@@ -164,7 +165,7 @@ class Parametric(Synthesizer):
             steps.append(_Step(c, None, missing, beta, sigma, tuple(previous)))
         return schema, steps
 
-    def release(self, measured, *, epsilon, n, rng, max_iter, C, keep=None):
+    def generate(self, measured, *, epsilon, n, rng, max_iter, C, keep=None):
         schema, steps = measured
         features: dict[str, np.ndarray] = {}
         if keep is not None:

@@ -22,7 +22,7 @@ each x_i drawn from its perturbed conditional given the current others. A
 record uses each feature's table once: ε per record, and n_s records cost
 n_s·ε by sequential composition. ``synthesize(epsilon=...)`` takes the
 release's total: each record (block) gets the total's share / n_s (number of
-blocks), the ε of ``release``.
+blocks), the ε of ``generate``.
 
 Seeds (issue 18). The seed pool is public: never a real record. A seed drawn
 uniformly over the domain is far from the data (diamonds' y spans 20 bins over
@@ -71,11 +71,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import constraints
-from ..mechanisms import log_perturbation_alpha, perturbed_pick, perturbed_plan
+from ..privacy import PER_RECORD, Budget, Step
+from ..privacy.mechanisms import log_perturbation_alpha, perturbed_pick, perturbed_plan
 from . import forecasting
-from .base import Step, Synthesizer, register
+from . import options as opt
+from .base import Synthesizer, register
 from .dirichlet import check_bins
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
+from .options import Option
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Weyl increment of splitmix64)
 _FIN1, _FIN2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)  # splitmix64 finaliser
@@ -216,7 +219,7 @@ def sample_conditional(cond: Conditional, key: np.ndarray, log_alpha: float, rng
                        uniform: np.ndarray | None = None) -> np.ndarray:
     """x_i for each row from (n_hj + α)/(N_h + C_i α) at its key (uniform where ``uniform``).
 
-    Drawn as the mixture of :func:`~dpsynth_core.mechanisms.perturbed_draw` from log α,
+    Drawn as the mixture of :func:`~dpsynth_core.privacy.mechanisms.perturbed_draw` from log α,
     so no category gets probability zero at any ε. Rows go in chunks so that at
     most ``_CHUNK_CELLS`` counts are held at once; the randomness is drawn for
     all rows first, so chunking does not change the result.
@@ -255,6 +258,18 @@ def run_chains(sizes: list[int], units: int, chains: int | None, rng: np.random.
     state = np.column_stack([rng.integers(0, s, k) for s in sizes])  # public seed pool: uniform
     out = np.stack([unit(state) for _ in range(-(-units // k))], axis=1)
     return out.reshape(-1, len(sizes))
+
+
+TOP = Option("top", "int", constraints.PEGS_TOP_FEATURES,
+             "How many key features' exact values key each conditional.", low=0)
+RANKING = Option("ranking", "choice", "public",
+                 "How key features are chosen: 'public' (declared column order, DP) or 'data' (mutual "
+                 "information on the data, as in the paper; not DP).", choices=("public", "data"))
+CHAINS = Option("chains", "int", None,
+                "Gibbs chains run side by side (default: one per 200 records): each record is swept from the "
+                "previous synthetic record of its chain, the first from a uniform seed. Set it to the number of "
+                "rows for one uniform seed per record, as in the paper (loses the marginals: one sweep from a "
+                "uniform seed mostly sees keys the data never showed).", low=1, optional=True)
 
 
 def check_counts(**values) -> None:
@@ -307,7 +322,7 @@ class Pegs(Synthesizer):
     name = "pegs"
     label = "PeGS (perturbed Gibbs sampler)"
     is_dp = True
-    per_record = True
+    spends = Budget(PER_RECORD, per_target="the per-record ε in equal shares over the columns' conditionals")
     description = ("Each record is one Gibbs sweep from a seed (the previous synthetic record of its chain, the "
                    "first of a chain a uniform draw): every column drawn from its "
                    "conditional given the exact values of its most informative columns (plus a 1-bit hash "
@@ -315,8 +330,7 @@ class Pegs(Synthesizer):
                    "over the records: each of n records gets ε/n. The key columns are the nearest in the declared column order "
                    "(public); ranking='data' picks them by mutual information as the paper does, which "
                    "reads the data without noise, so such a run is labelled not DP.")
-    defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES, "ranking": "public",
-                "chains": None}
+    options = (opt.bins(constraints.DEFAULT_BINS), TOP, RANKING, CHAINS)
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
@@ -332,8 +346,8 @@ class Pegs(Synthesizer):
     def measure(self, df, schema, columns, *, bins, top, ranking="public", chains=None):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
-    def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public",
-                chains=None):
+    def generate(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public",
+                 chains=None):
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
 
@@ -358,17 +372,15 @@ class PegsReset(Synthesizer):
     name = "pegs_rs"
     label = "Block PeGS with reset"
     is_dp = True
-    per_record = True
-    record_unit = "block of {block} synthetic records"
+    spends = Budget(PER_RECORD, unit="block of {block} synthetic records", unit_size="block",
+                    per_target="the per-block ε in equal shares over the columns' conditionals")
     description = ("PeGS that draws a block of B records from one seed by repeated sweeps; a conditional, "
                    "once used, is reset to uniform for the rest of the block, so a block costs its share "
                    "of the total ε (the total divided by the number of blocks). Large blocks lose utility. Key columns as in PeGS: public column order "
                    "by default; ranking='data' (mutual information, as in the paper) makes a run not DP.")
-    defaults = {"bins": constraints.DEFAULT_BINS, "top": constraints.PEGS_TOP_FEATURES,
-                "block": constraints.PEGS_BLOCK, "ranking": "public", "chains": None}
-
-    def units(self, n, *, block, **params):
-        return -(-n // block)  # ε is spent once per block
+    options = (opt.bins(constraints.DEFAULT_BINS), TOP,
+               Option("block", "int", constraints.PEGS_BLOCK, "Records drawn per block; a block costs ε.", low=1),
+               RANKING, CHAINS)
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
@@ -384,8 +396,8 @@ class PegsReset(Synthesizer):
     def measure(self, df, schema, columns, *, bins, top, block, ranking="public", chains=None):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
-    def release(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public",
-                chains=None):
+    def generate(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public",
+                 chains=None):
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         blocks = -(-n // block)

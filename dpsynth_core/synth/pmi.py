@@ -45,11 +45,14 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
-from ..mechanisms import log_perturbation_alpha, perturbed_draw
+from ..privacy import PER_RECORD, Budget, Step
+from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw
 from . import forecasting
-from .base import Step, Synthesizer, register
+from . import options as opt
+from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode
-from .pegs import _chain_note, run_chains
+from .options import Option
+from .pegs import CHAINS, _chain_note, run_chains
 from .regression_design import check_options
 
 DEFAULT_FIT_ROWS = 10_000
@@ -157,13 +160,15 @@ class PMI(Synthesizer):
     name = "pmi"
     label = "Perturbed multiple imputation (PMI)"
     is_dp = True
-    per_record = True
+    spends = Budget(PER_RECORD, per_target="the per-record ε in equal shares over the columns' conditionals")
     description = ("Each record is one sweep from a seed (the previous synthetic record of its chain, the "
                    "first of a chain a uniform draw), every column drawn from a logistic model of it given "
                    "the others, with probabilities pulled toward uniform. ε is the release's total, shared "
                    "over the records: each of n records gets ε/n (Park & Ghosh's per-record ε).")
-    defaults = {"bins": constraints.DEFAULT_BINS, "fit_rows": DEFAULT_FIT_ROWS,
-                "max_iter": DEFAULT_MAX_ITER, "C": DEFAULT_C, "chains": None}
+    options = (opt.bins(constraints.DEFAULT_BINS),
+               Option("fit_rows", "int", DEFAULT_FIT_ROWS,
+                      "Rows the per-column models are fitted on (a fixed subsample above it).", low=1),
+               opt.max_iter(DEFAULT_MAX_ITER), opt.inverse_penalty(DEFAULT_C), CHAINS)
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
         return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
@@ -197,8 +202,8 @@ class PMI(Synthesizer):
                 conditionals = [_fit_conditional(codes, sizes, i, max_iter=max_iter, C=C) for i in range(len(sizes))]
         return columns, domains, conditionals
 
-    def release(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C,
-                chains=None):
+    def generate(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C,
+                 chains=None):
         columns, domains, conditionals = measured
         sizes = [d.size for d in domains]
         m = len(columns)

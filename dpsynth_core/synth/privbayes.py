@@ -31,8 +31,9 @@ import itertools
 import numpy as np
 
 from .. import constraints
-from ..mechanisms import geometric_noise
-from .base import Step, Synthesizer, register
+from ..privacy import TOTAL, Budget, Geometric, Step
+from . import options as opt
+from .base import Synthesizer, register
 from .encoding import decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
@@ -58,7 +59,9 @@ class PrivBayes(Synthesizer):
     description = ("A Bayesian network where each column has up to two parents, chosen privately "
                    "(exponential mechanism on the R score), noisy conditional tables (geometric noise), "
                    "and records drawn i.i.d. from the network (Zhang et al. 2017). Keeps triples of columns.")
-    defaults = {"bins": constraints.PRIVBAYES_DEFAULT_BINS}
+    options = (opt.bins(constraints.PRIVBAYES_DEFAULT_BINS),)
+    spends = Budget(TOTAL, per_target=f"{SELECTION_SHARE:.0%} on choosing the network, the rest in equal shares "
+                                      "over its conditional tables")
 
     def refuse(self, schema, columns, n, *, bins, **params):
         if len(columns) > constraints.PRIVBAYES_MAX_COLUMNS:
@@ -83,7 +86,7 @@ class PrivBayes(Synthesizer):
         return {"columns": list(columns), "domains": domains, "sizes": sizes, "one": count_table(codes[:, :1], sizes[:1]),
                 "two": two, "three": three, "scores": {**score2, **score3}}
 
-    def release(self, measured, *, epsilon, n, rng, bins):
+    def generate(self, measured, *, epsilon, n, rng, bins):
         columns, domains, sizes = measured["columns"], measured["domains"], measured["sizes"]
         d = len(columns)
         steps = []
@@ -121,10 +124,10 @@ class PrivBayes(Synthesizer):
         for x in owners:
             axes = (*parents[x], x)
             raw = _table(measured, axes)
-            noisy[x] = raw + geometric_noise(raw.shape, eps_t, rng)
-            steps.append(Step("two-sided geometric", f"table of {columns[x]} given "
-                              f"{', '.join(columns[p] for p in parents[x])} ({raw.size:,} cells)", eps_t,
-                              sensitivity=1.0, detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
+            mechanism = Geometric(eps_t)
+            noisy[x] = mechanism.noisy(raw, rng)
+            steps.append(mechanism.step(f"table of {columns[x]} given {', '.join(columns[p] for p in parents[x])} "
+                                        f"({raw.size:,} cells)", detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
         total = max(float(np.mean([t.sum() for t in noisy.values()])), 1.0)
         fitted = {x: project_simplex(t, total) for x, t in noisy.items()}
 
@@ -145,12 +148,12 @@ class PrivBayes(Synthesizer):
 
     def _single(self, measured, epsilon, n, rng):
         x = measured["one"]
-        noisy = x + geometric_noise(x.shape, epsilon, rng)
+        mechanism = Geometric(epsilon)
+        noisy = mechanism.noisy(x, rng)
         p = _normalised(project_simplex(noisy, max(float(noisy.sum()), 1.0)))
         c, dom = measured["columns"][0], measured["domains"][0]
         return ({c: decode_column(rng.choice(dom.size, size=n, p=p), dom, rng)},
-                [Step("two-sided geometric", f"histogram of {c} ({dom.size} cells)", epsilon, sensitivity=1.0,
-                      detail=f"P(k) ∝ exp(−{epsilon:.4g}·|k|)")])
+                [mechanism.step(f"histogram of {c} ({dom.size} cells)", detail=f"P(k) ∝ exp(−{epsilon:.4g}·|k|)")])
 
 
 def _arrange(table: np.ndarray, axes: tuple, order: tuple) -> np.ndarray:

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 import dpsynth_core as core
-from dpsynth_core import mechanisms, teaching as T
+from dpsynth_core import teaching as T
+from dpsynth_core.privacy import mechanisms
 
 
 # --------------------------------------------------------------------------- exponential mechanism
@@ -235,10 +236,13 @@ def test_randomized_response_population_variance_is_warners():
 
 # --------------------------------------------------------------------------- Beta–binomial synthesizer
 
-def test_beta_binomial_alpha():
-    assert T.beta_binomial_alpha(100, math.log(2)) == pytest.approx(100.0)
-    assert T.beta_binomial_alpha(100, 1.0) == pytest.approx(100 / (math.e - 1))
-    assert T.beta_binomial_alpha(50, 1e-6) == pytest.approx(50 / 1e-6, rel=1e-5)  # ≈ ñ/ε for small ε
+def test_beta_binomial_alpha_is_the_dirichlet_synthesizers():
+    # One formula for the Learn page's Beta–binomial and the Dirichlet synthesizer (issue 17).
+    alpha = mechanisms.dirichlet_alpha
+    assert alpha(100, math.log(2)) == pytest.approx(100.0)
+    assert alpha(100, 1.0) == pytest.approx(100 / (math.e - 1))
+    assert alpha(50, 1e-6) == pytest.approx(50 / 1e-6, rel=1e-5)  # ≈ ñ/ε for small ε
+    assert alpha(100, 1e6) == 0.0  # no overflow at a huge ε (1/expm1 would raise)
 
 
 def test_beta_binomial_bias_and_sweep():

@@ -13,12 +13,27 @@ one-sided bounds (lower and upper for each dataset), so each is made at level
 alpha / (4 · number of events) (Bonferroni). With probability at least
 1 − alpha all of them hold at once, hence so does the maximum over events
 and directions that :func:`epsilon_lower_bound` returns.
+
+Every DP synthesizer's empirical audit registers itself with :func:`audits`; a common test
+(tests/core/synth/test_synth_common.py) fails for a registered DP method that has none.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import stats
+
+#: method name → the audit tests that check its claimed ε ("module.test_name")
+AUDITS: dict[str, list[str]] = {}
+
+
+def audits(*methods: str):
+    """Mark a test as the empirical privacy audit of ``methods`` (registered in :data:`AUDITS`)."""
+    def register(test):
+        for method in methods:
+            AUDITS.setdefault(method, []).append(f"{test.__module__}.{test.__name__}")
+        return test
+    return register
 
 
 def clopper_pearson(hits, runs, level: float) -> tuple[np.ndarray, np.ndarray]:

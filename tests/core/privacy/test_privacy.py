@@ -13,13 +13,13 @@ import pandas.testing as pdt
 import pytest
 from scipy import stats
 
-from dpsynth_core.synth.base import dp_but_for_seed
-from dpsynth_core.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise,
+from dpsynth_core.privacy import dp_but_for_seed
+from dpsynth_core.privacy.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise,
                                      geometric_variance, laplace_scale)
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
-from tests.core.privacy.privacy_tools import clopper_pearson, epsilon_lower_bound, log_ratio_lower_bounds
+from tests.core.privacy.privacy_tools import audits, clopper_pearson, epsilon_lower_bound, log_ratio_lower_bounds
 
 LN2 = math.log(2)
 
@@ -219,8 +219,8 @@ def _event_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -> np
     in_cell = np.empty(RUNS, dtype=np.int64)
     for r in range(RUNS):
         # The same Generator synthesize(seed=...) makes; see test_audit_runs_the_public_path.
-        values, steps = synth.release(measured, epsilon=release_epsilon, n=N_SYNTH,
-                                      rng=np.random.default_rng(first_seed + r), bins=20)
+        values, steps = synth.generate(measured, epsilon=release_epsilon, n=N_SYNTH,
+                                       rng=np.random.default_rng(first_seed + r), bins=20)
         in_cell[r] = np.count_nonzero((values["a"] == "a2") & (values["b"] == "b2"))
     assert math.fsum(s.epsilon for s in steps) == pytest.approx(release_epsilon)
     return (in_cell[:, None] >= KS).sum(axis=0)
@@ -235,13 +235,14 @@ def test_audit_runs_the_public_path():
         # Seeded, so labelled exploration (issue 15); with fresh randomness the same run is DP.
         assert dp_but_for_seed(result.ledger) and not result.ledger["is_dp"]
         assert result.ledger["epsilon_total"] == EPSILON
-        values, _ = synth.release(synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20), epsilon=EPSILON,
-                                  n=N_SYNTH, rng=np.random.default_rng(77), bins=20)
+        values, _ = synth.generate(synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20), epsilon=EPSILON,
+                                   n=N_SYNTH, rng=np.random.default_rng(77), bins=20)
         for c in ("a", "b"):
             pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 
 
 @pytest.mark.slow
+@audits("independent")
 def test_independent_passes_the_empirical_dp_audit():
     hits_d = _event_hits(D, EPSILON, first_seed=0)
     hits_d2 = _event_hits(D_PRIME, EPSILON, first_seed=RUNS)

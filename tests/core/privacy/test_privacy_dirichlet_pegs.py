@@ -19,8 +19,9 @@ import pytest
 from scipy import stats
 
 from dpsynth_core.schema import Schema
+from dpsynth_core.privacy import PER_RECORD
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
-from tests.core.privacy.privacy_tools import epsilon_lower_bound
+from tests.core.privacy.privacy_tools import audits, epsilon_lower_bound
 
 SCHEMA = Schema.from_dict({
     "a": {"kind": "categorical", "categories": ["a0", "a1", "a2"]},
@@ -48,11 +49,11 @@ def test_audit_runs_the_public_path(method, params):
     synth = SYNTHESIZERS[method]
     df = pd.DataFrame({"a": ["a0", "a1", "a2", "a0"] * 5, "b": ["b0", "b1", "b1", "b2"] * 5})
     result = synthesize(df, method, epsilon=1.0, schema=SCHEMA, n=50, seed=77, **params)
-    # ε = 1 is the release's total (issue 15); per-record methods' release() takes the per-record share.
-    each = result.ledger["epsilon_per_record"] if synth.per_record else 1.0
+    # ε = 1 is the release's total (issue 15); per-record methods' generate() takes the per-record share.
+    each = result.ledger["epsilon_per_record"] if synth.spends.kind == PER_RECORD else 1.0
     assert each == pytest.approx(1.0 / (50 if method == "pegs" else 17 if method == "pegs_rs" else 1))
-    values, _ = synth.release(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=each, n=50,
-                              rng=np.random.default_rng(77), **params)
+    values, _ = synth.generate(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=each, n=50,
+                               rng=np.random.default_rng(77), **params)
     for c in COLUMNS:
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 
@@ -88,8 +89,8 @@ def _dirichlet_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -
     measured = synth.measure(df, SCHEMA, COLUMNS, bins=3)
     in_cell = np.empty(DIR_RUNS, dtype=np.int64)
     for r in range(DIR_RUNS):
-        values, steps = synth.release(measured, epsilon=release_epsilon, n=DIR_N_SYNTH,
-                                      rng=np.random.default_rng(first_seed + r), bins=3)
+        values, steps = synth.generate(measured, epsilon=release_epsilon, n=DIR_N_SYNTH,
+                                       rng=np.random.default_rng(first_seed + r), bins=3)
         in_cell[r] = np.count_nonzero(_in_rare(values))
     assert [s.epsilon for s in steps] == [release_epsilon]
     hits = (in_cell[:, None] >= DIR_KS).sum(axis=0)
@@ -100,6 +101,7 @@ def _dirichlet_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -
 
 
 @pytest.mark.slow
+@audits("dirichlet")
 def test_dirichlet_passes_the_empirical_dp_audit():
     hits_d = _dirichlet_hits(DIR_D, DIR_EPSILON, first_seed=0)
     hits_d2 = _dirichlet_hits(_plus_rare(DIR_D), DIR_EPSILON, first_seed=DIR_RUNS)
@@ -158,8 +160,8 @@ def test_pegs_record_probability_matches_the_hand_formula():
     # out of 200,000 is within 5 binomial SEs of the formula (false alarm < 1e-6).
     synth = SYNTHESIZERS["pegs"]
     for df in (PEGS_D, _plus_rare(PEGS_D)):
-        values, _ = synth.release(synth.measure(df, SCHEMA, COLUMNS, bins=3, top=2), epsilon=PEGS_EPSILON,
-                                  n=PEGS_RUNS, rng=np.random.default_rng(11), bins=3, top=2, chains=PEGS_RUNS)
+        values, _ = synth.generate(synth.measure(df, SCHEMA, COLUMNS, bins=3, top=2), epsilon=PEGS_EPSILON,
+                                   n=PEGS_RUNS, rng=np.random.default_rng(11), bins=3, top=2, chains=PEGS_RUNS)
         p = _pegs_exact(df, PEGS_EPSILON)
         assert abs(_in_rare(values).mean() - p) < 5 * math.sqrt(p * (1 - p) / PEGS_RUNS), p
     # The design is near worst case: exact log ratio 0.832 of the claimed 1.
@@ -169,14 +171,15 @@ def test_pegs_record_probability_matches_the_hand_formula():
 def _pegs_hits(df: pd.DataFrame, release_epsilon: float, seed: int) -> np.ndarray:
     synth = SYNTHESIZERS["pegs"]
     measured = synth.measure(df, SCHEMA, COLUMNS, bins=3, top=2)
-    values, steps = synth.release(measured, epsilon=release_epsilon, n=PEGS_RUNS,
-                                  rng=np.random.default_rng(seed), bins=3, top=2, chains=PEGS_RUNS)
+    values, steps = synth.generate(measured, epsilon=release_epsilon, n=PEGS_RUNS,
+                                   rng=np.random.default_rng(seed), bins=3, top=2, chains=PEGS_RUNS)
     # ε per record, split over the 2 conditionals; the release composes over its records.
     assert [(s.epsilon, s.repeats) for s in steps] == [(release_epsilon / 2, PEGS_RUNS)] * 2
     return np.array([np.count_nonzero(_in_rare(values))])
 
 
 @pytest.mark.slow
+@audits("pegs")
 def test_pegs_passes_the_empirical_dp_audit_per_record():
     hits_d = _pegs_hits(PEGS_D, PEGS_EPSILON, seed=1)
     hits_d2 = _pegs_hits(_plus_rare(PEGS_D), PEGS_EPSILON, seed=2)
@@ -205,8 +208,8 @@ RS_BLOCK = 3
 def _pegs_rs_hits(df: pd.DataFrame, release_epsilon: float, seed: int) -> np.ndarray:
     synth = SYNTHESIZERS["pegs_rs"]
     params = {"bins": 3, "top": 2, "block": RS_BLOCK, "chains": PEGS_RUNS}
-    values, steps = synth.release(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=release_epsilon,
-                                  n=PEGS_RUNS * RS_BLOCK, rng=np.random.default_rng(seed), **params)
+    values, steps = synth.generate(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=release_epsilon,
+                                   n=PEGS_RUNS * RS_BLOCK, rng=np.random.default_rng(seed), **params)
     assert [(s.epsilon, s.repeats) for s in steps] == [(release_epsilon / 2, PEGS_RUNS)] * 2  # ε per block
     rare = _in_rare(values).reshape(PEGS_RUNS, RS_BLOCK)  # row b = block b, in order
     per_block = rare.sum(axis=1)
@@ -215,6 +218,7 @@ def _pegs_rs_hits(df: pd.DataFrame, release_epsilon: float, seed: int) -> np.nda
 
 
 @pytest.mark.slow
+@audits("pegs_rs")
 def test_pegs_rs_passes_the_empirical_dp_audit_per_block():
     hits_d = _pegs_rs_hits(PEGS_D, PEGS_EPSILON, seed=5)
     hits_d2 = _pegs_rs_hits(_plus_rare(PEGS_D), PEGS_EPSILON, seed=6)

@@ -27,12 +27,12 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from dpsynth_core.mechanisms import zcdp_epsilon, zcdp_rho
-from dpsynth_core.synth.base import dp_but_for_seed
+from dpsynth_core.privacy.mechanisms import zcdp_epsilon, zcdp_rho
+from dpsynth_core.privacy import dp_but_for_seed
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
-from tests.core.privacy.privacy_tools import epsilon_lower_bound
+from tests.core.privacy.privacy_tools import audits, epsilon_lower_bound
 
 DELTA = 1e-6
 N_SYNTH = 2000
@@ -60,8 +60,8 @@ def _hits(method: str, df: pd.DataFrame, release_epsilon: float, first_seed: int
     measured = synth.measure(df, SCHEMA, COLUMNS, bins=20)
     counts = np.empty((RUNS[method], 2), dtype=np.int64)
     for r in range(RUNS[method]):
-        values, _ = synth.release(measured, epsilon=release_epsilon, n=N_SYNTH,
-                                  rng=np.random.default_rng(first_seed + r), bins=20, **_extra(method))
+        values, _ = synth.generate(measured, epsilon=release_epsilon, n=N_SYNTH,
+                                   rng=np.random.default_rng(first_seed + r), bins=20, **_extra(method))
         pair = (values["a"] == "a2") & (values["b"] == "b2")
         counts[r] = pair.sum(), (pair & (values["c"] == "c2")).sum()
     return np.concatenate([(counts[:, [0]] >= KS).sum(axis=0), (counts[:, [1]] >= KS).sum(axis=0)])
@@ -83,8 +83,8 @@ def test_audit_runs_the_public_path(method):
                             schema=SCHEMA, n=N_SYNTH, seed=77)
         # seeded to compare outputs, so labelled exploration: DP but for the seed (issue 15)
         assert dp_but_for_seed(result.ledger) and result.ledger["epsilon_total"] == pytest.approx(CLAIM[method])
-        values, _ = synth.release(synth.measure(df, SCHEMA, COLUMNS, bins=20), epsilon=CLAIM[method], n=N_SYNTH,
-                                  rng=np.random.default_rng(77), bins=20, **_extra(method))
+        values, _ = synth.generate(synth.measure(df, SCHEMA, COLUMNS, bins=20), epsilon=CLAIM[method], n=N_SYNTH,
+                                   rng=np.random.default_rng(77), bins=20, **_extra(method))
         for c in COLUMNS:
             pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 
@@ -95,6 +95,7 @@ def test_broken_variants_are_a_tenth_of_the_noise():
 
 
 @pytest.mark.slow
+@audits("mst", "privbayes")
 @pytest.mark.parametrize("method", ["mst", "privbayes"])
 def test_passes_the_empirical_dp_audit(method):
     bound = _bound(method, CLAIM[method], first_seed=0)

@@ -17,11 +17,11 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from dpsynth_core.synth.base import dp_but_for_seed
+from dpsynth_core.privacy import dp_but_for_seed
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
-from tests.core.privacy.privacy_tools import epsilon_lower_bound
+from tests.core.privacy.privacy_tools import audits, epsilon_lower_bound
 
 AB_SCHEMA = Schema.from_dict({
     "a": {"kind": "categorical", "categories": ["a0", "a1", "a2"]},
@@ -58,7 +58,7 @@ def _pmi_measure(df: pd.DataFrame):
 def _pmi_events(df_or_measured, release_epsilon: float, seed: int, n: int = RECORDS) -> np.ndarray:
     pmi = SYNTHESIZERS["pmi"]
     measured = _pmi_measure(df_or_measured) if isinstance(df_or_measured, pd.DataFrame) else df_or_measured
-    values, steps = pmi.release(measured, epsilon=release_epsilon, n=n, rng=np.random.default_rng(seed), **PMI_PARAMS)
+    values, steps = pmi.generate(measured, epsilon=release_epsilon, n=n, rng=np.random.default_rng(seed), **PMI_PARAMS)
     assert math.fsum(s.epsilon for s in steps) == pytest.approx(release_epsilon)  # per record
     a2, b2 = values["a"] == "a2", values["b"] == "b2"
     return np.array([np.count_nonzero(a2 & b2), np.count_nonzero(a2), np.count_nonzero(b2)])
@@ -71,8 +71,8 @@ def test_pmi_audit_runs_the_public_path():
                         chains=RECORDS)
     each = result.ledger["epsilon_per_record"]
     assert dp_but_for_seed(result.ledger) and each == pytest.approx(PMI_EPSILON, rel=1e-12)
-    values, _ = pmi.release(pmi.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **PMI_PARAMS), epsilon=each,
-                            n=500, rng=np.random.default_rng(21), **PMI_PARAMS)
+    values, _ = pmi.generate(pmi.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **PMI_PARAMS), epsilon=each,
+                             n=500, rng=np.random.default_rng(21), **PMI_PARAMS)
     for c in ("a", "b"):
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 
@@ -89,6 +89,7 @@ def test_pmi_records_are_independent_runs():
 
 
 @pytest.mark.slow
+@audits("pmi")
 def test_pmi_passes_the_empirical_dp_audit():
     hits_d, hits_d2 = _pmi_events(D, PMI_EPSILON, seed=1), _pmi_events(D_PRIME, PMI_EPSILON, seed=2)
     bound = epsilon_lower_bound(hits_d, RECORDS, hits_d2, RECORDS, alpha=0.05)
@@ -122,8 +123,8 @@ def _chain_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -> np
     measured = seq.measure(df, AB_SCHEMA, ["a", "b"], **SEQ_PARAMS)
     in_cell = np.empty(RUNS, dtype=np.int64)
     for r in range(RUNS):
-        values, steps = seq.release(measured, epsilon=release_epsilon, n=N_SYNTH,
-                                    rng=np.random.default_rng(first_seed + r), **SEQ_PARAMS)
+        values, steps = seq.generate(measured, epsilon=release_epsilon, n=N_SYNTH,
+                                     rng=np.random.default_rng(first_seed + r), **SEQ_PARAMS)
         in_cell[r] = np.count_nonzero((values["a"] == "a2") & (values["b"] == "b2"))
     assert [s.epsilon for s in steps] == pytest.approx([release_epsilon / 2] * 2)
     return (in_cell[:, None] >= KS).sum(axis=0)
@@ -133,13 +134,14 @@ def test_dp_seqreg_audit_runs_the_public_path():
     seq = SYNTHESIZERS["dp_seqreg"]
     result = synthesize(D_PRIME, "dp_seqreg", epsilon=SEQ_EPSILON, schema=AB_SCHEMA, n=N_SYNTH, seed=77)
     assert dp_but_for_seed(result.ledger) and result.ledger["epsilon_total"] == pytest.approx(SEQ_EPSILON)
-    values, _ = seq.release(seq.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **SEQ_PARAMS), epsilon=SEQ_EPSILON,
-                            n=N_SYNTH, rng=np.random.default_rng(77), **SEQ_PARAMS)
+    values, _ = seq.generate(seq.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **SEQ_PARAMS), epsilon=SEQ_EPSILON,
+                             n=N_SYNTH, rng=np.random.default_rng(77), **SEQ_PARAMS)
     for c in ("a", "b"):
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 
 
 @pytest.mark.slow
+@audits("dp_seqreg")
 def test_dp_seqreg_chain_passes_the_empirical_dp_audit():
     hits_d, hits_d2 = _chain_hits(D, SEQ_EPSILON, 0), _chain_hits(D_PRIME, SEQ_EPSILON, RUNS)
     bound = epsilon_lower_bound(hits_d, RUNS, hits_d2, RUNS, alpha=0.05)

@@ -9,7 +9,8 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core.rumap import holdout_mask, split_holdout
-from dpsynth_core.synth.base import SYNTHESIZERS, Step, Synthesizer
+from dpsynth_core.privacy import PER_RECORD, Budget, Step
+from dpsynth_core.synth.base import SYNTHESIZERS, Synthesizer
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +58,12 @@ def test_implicates_are_reproducible_and_validated(penguins):
 class _PerRecord(Synthesizer):
     """A toy per-record method (not private at all): it resamples rows; only its accounting is tested."""
 
-    name, label, is_dp, description, per_record = "toy_per_record", "Toy", True, "test only", True
+    name, label, is_dp, description, spends = "toy_per_record", "Toy", True, "test only", Budget(PER_RECORD)
 
     def measure(self, df, schema, columns):
         return df[columns]
 
-    def release(self, measured, *, epsilon, n, rng):
+    def generate(self, measured, *, epsilon, n, rng):
         rows = rng.integers(0, len(measured), n)
         return ({c: measured[c].to_numpy()[rows] for c in measured.columns},
                 [Step("toy", "each synthetic record", epsilon, repeats=n)])

@@ -21,7 +21,7 @@ from dpsynth_core import constraints
 from dpsynth_core.errors import MethodRefused
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, base, synthesize
-from dpsynth_core.synth.dirichlet import dirichlet_alpha
+from dpsynth_core.privacy.mechanisms import dirichlet_alpha
 from dpsynth_core.synth.encoding import encode
 from dpsynth_core.synth.pegs import hash_bit, pegs_alpha
 
@@ -184,7 +184,7 @@ def test_dirichlet_mean_share_is_the_posterior_mean_biased_toward_uniform():
     runs, n_s = 4000, 20
     counts = np.empty((runs, 4))
     for r in range(runs):
-        v, _ = synth.release(measured, epsilon=math.log(3), n=n_s, rng=np.random.default_rng(r), bins=3)
+        v, _ = synth.generate(measured, epsilon=math.log(3), n=n_s, rng=np.random.default_rng(r), bins=3)
         cell = (v["a"] == "a1").astype(int) * 2 + (v["b"] == "b1").astype(int)
         counts[r] = np.bincount(cell, minlength=4)
     expected = np.array([16, 13, 11, 10]) / 50

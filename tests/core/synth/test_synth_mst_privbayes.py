@@ -15,7 +15,7 @@ from scipy import stats
 
 import dpsynth_core as core
 from dpsynth_core import constraints
-from dpsynth_core.mechanisms import zcdp_epsilon, zcdp_rho
+from dpsynth_core.privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from dpsynth_core.synth.graphical import project_simplex, sample_rows

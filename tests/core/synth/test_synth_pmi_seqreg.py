@@ -20,7 +20,7 @@ from scipy import stats
 
 from dpsynth_core.datasets import load_bundled
 from dpsynth_core.errors import MethodRefused
-from dpsynth_core.mechanisms import geometric_variance
+from dpsynth_core.privacy.mechanisms import geometric_variance
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from dpsynth_core.synth import base as synth_base
@@ -365,7 +365,7 @@ def test_dp_seqreg_with_tiny_epsilon_goes_wide(penguins):
     cols = ["bill_depth_mm", "flipper_length_mm", "body_mass_g"]
     sds, means, at_bounds = [], [], []
     for s in range(200):
-        values, _ = seq.release(measured, epsilon=1e-3, n=500, rng=np.random.default_rng(s), **seq.defaults)
+        values, _ = seq.generate(measured, epsilon=1e-3, n=500, rng=np.random.default_rng(s), **seq.defaults)
         for c in cols:
             v = values[c][~np.isnan(values[c])]
             if len(v) > 10:
@@ -392,7 +392,7 @@ def test_dp_seqreg_tiny_epsilon_first_variable_mean_moves_toward_uniform(penguin
     measured = seq.measure(df, schema, ["species", "island"], **seq.defaults)
     shares = []
     for s in range(300):
-        values, _ = seq.release(measured, epsilon=1e-3, n=300, rng=np.random.default_rng(s), **seq.defaults)
+        values, _ = seq.generate(measured, epsilon=1e-3, n=300, rng=np.random.default_rng(s), **seq.defaults)
         shares.append(pd.Series(values["species"]).value_counts(normalize=True)
                       .reindex(list(schema["species"].categories), fill_value=0).to_numpy())
     mean = np.mean(shares, axis=0)
@@ -462,7 +462,7 @@ def test_release_is_noise_then_sampling_with_one_generator(penguins):
     df, schema = penguins
     seq = SYNTHESIZERS["dp_seqreg"]
     measured = seq.measure(df, schema, schema.used, **seq.defaults)
-    values, steps = seq.release(measured, epsilon=1.0, n=50, rng=np.random.default_rng(8), **seq.defaults)
+    values, steps = seq.generate(measured, epsilon=1.0, n=50, rng=np.random.default_rng(8), **seq.defaults)
     rng = np.random.default_rng(8)
     noisy, steps2 = seq.noisy_statistics(measured, epsilon=1.0, rng=rng)
     again = seq.sample(measured, noisy, n=50, rng=rng)

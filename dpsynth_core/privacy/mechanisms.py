@@ -7,8 +7,12 @@ Laplace noise, whose low-order bits leak the true value (Mironov 2012).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+
+from .ledger import Step
 
 
 def check_epsilon(epsilon: float) -> float:
@@ -185,6 +189,21 @@ def perturbed_draw(weights: np.ndarray, log_alpha: float, rng: np.random.Generat
     return perturbed_pick(weights, *plan)
 
 
+def dirichlet_alpha(n_synth: int, epsilon: float) -> float:
+    """The prior per cell, α = n_s / (e^ε − 1): the smallest that makes a Dirichlet–multinomial
+    (Beta–binomial for two cells) synthesizer releasing n_s records ε-DP (Machanavajjhala et al. 2008).
+
+    Written as n_s·e^−ε / (1 − e^−ε) so that a huge ε gives 0 instead of an
+    overflow.
+
+    Examples
+    --------
+    >>> round(dirichlet_alpha(100, math.log(2)), 12)
+    100.0
+    """
+    return n_synth * math.exp(-epsilon) / -math.expm1(-epsilon)
+
+
 def geometric_variance(epsilon: float, sensitivity: float = 1.0) -> float:
     """Variance of :func:`geometric_noise`: 2α/(1 − α)² with α = exp(−ε/Δ₁)."""
     a = geometric_alpha(epsilon, sensitivity)
@@ -220,3 +239,106 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """ε of the (ε, δ)-DP guarantee implied by ρ-zCDP: ρ + 2√(ρ ln(1/δ))."""
     return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+# -- mechanisms as objects ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One mechanism run: its privacy cost (ε, δ, sensitivity), the variance of its noise, its noise,
+    and its line in the ledger, from the formulas above."""
+
+    epsilon: float
+    sensitivity: float = 1.0
+    delta: float = 0.0
+    name: ClassVar[str] = ""
+
+    @property
+    def variance(self) -> float:
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        """Noise of this mechanism, ``size`` draws."""
+        raise NotImplementedError
+
+    def noisy(self, values, rng: np.random.Generator) -> np.ndarray:
+        """``values`` (the exact answers) plus this mechanism's noise, one draw each."""
+        return values + self.sample(rng, np.shape(values))
+
+    def step(self, target: str, *, detail: str = "", repeats: int = 1) -> Step:
+        """This run as a ledger step on ``target``."""
+        return Step(self.name, target, self.epsilon, delta=self.delta, sensitivity=self.sensitivity,
+                    detail=detail, repeats=repeats)
+
+
+@dataclass(frozen=True)
+class Geometric(Mechanism):
+    """Two-sided geometric (discrete Laplace) noise on integer queries: ε-DP, exact at every ε."""
+
+    name: ClassVar[str] = "two-sided geometric"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+
+    @property
+    def variance(self) -> float:
+        return geometric_variance(self.epsilon, self.sensitivity)
+
+    def sample(self, rng, size) -> np.ndarray:
+        return geometric_noise(size, self.epsilon, rng, sensitivity=self.sensitivity)
+
+
+@dataclass(frozen=True)
+class Laplace(Mechanism):
+    """Laplace noise of scale Δ₁/ε on real-valued queries (floating point: see the module docstring)."""
+
+    name: ClassVar[str] = "Laplace"
+
+    @property
+    def scale(self) -> float:
+        return laplace_scale(self.epsilon, self.sensitivity)
+
+    @property
+    def variance(self) -> float:
+        return 2 * self.scale ** 2
+
+    def sample(self, rng, size) -> np.ndarray:
+        return rng.laplace(0.0, self.scale, size=size)
+
+
+@dataclass(frozen=True)
+class Gaussian(Mechanism):
+    """The classical Gaussian mechanism, σ = Δ₂ √(2 ln(1.25/δ)) / ε: (ε, δ)-DP for ε < 1."""
+
+    name: ClassVar[str] = "Gaussian"
+
+    @property
+    def sigma(self) -> float:
+        return gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+
+    @property
+    def variance(self) -> float:
+        return self.sigma ** 2
+
+    def sample(self, rng, size) -> np.ndarray:
+        return rng.normal(0.0, self.sigma, size=size)
+
+
+@dataclass(frozen=True)
+class Public(Mechanism):
+    """A uniform draw over a declared public domain of ``size`` values: it reads no data, so ε = 0.
+
+    ``variance`` is that of the drawn code (uniform on 0 … size − 1), (size² − 1)/12.
+    """
+
+    epsilon: float = 0.0
+    sensitivity: float = 0.0
+    size: int = 1
+    name: ClassVar[str] = "uniform draw from the public domain"
+
+    @property
+    def variance(self) -> float:
+        return (self.size ** 2 - 1) / 12
+
+    def sample(self, rng, size) -> np.ndarray:
+        return rng.integers(0, self.size, size=size)

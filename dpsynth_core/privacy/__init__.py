@@ -1,0 +1,11 @@
+"""Privacy in one package: the mechanisms (:mod:`.mechanisms`), the budget a synthesizer declares
+(:mod:`.budget`), and the ledger and its statement (:mod:`.ledger`), built nowhere else."""
+
+from .budget import KINDS, NONE, PER_RECORD, TOTAL, Budget, Plan
+from .ledger import (SEEDED_REASON, Step, build_ledger, dp_but_for_seed, ledger_steps_table, log_entry,
+                     privacy_statement, statement_tone, sweep_log_entry)
+from .mechanisms import Gaussian, Geometric, Laplace, Mechanism, Public
+
+__all__ = ["KINDS", "NONE", "PER_RECORD", "TOTAL", "Budget", "Plan", "SEEDED_REASON", "Step", "build_ledger",
+           "dp_but_for_seed", "ledger_steps_table", "log_entry", "privacy_statement", "statement_tone",
+           "sweep_log_entry", "Gaussian", "Geometric", "Laplace", "Mechanism", "Public"]

@@ -1,0 +1,112 @@
+"""How a synthesizer spends ε, declared as data on its class, and the check of a run against it.
+
+Every synthesizer says how it spends the total ε of a release (``spends = Budget(...)``):
+
+* ``TOTAL`` — its mechanisms spend all of its share (independent, MST, …);
+* ``NONE`` — it reads nothing of the data (a draw from the declared public domain): ε = 0, DP
+  trivially. Only an undeclared row count then costs ε: the whole budget goes to the noisy count;
+* ``PER_RECORD`` — it spends a per-record ε once per unit (a synthetic record, or a block of
+  them): n units cost n times it by sequential composition (PeGS, PMI).
+
+The core splits the total in the same order for every method (:meth:`Budget.plan`): first the
+noisy row count when n is not declared (``count_share`` of ε), then 1/m to each of m implicates,
+then, per record, over the units. How a method shares its part over its targets (columns,
+marginals) is stated in ``per_target`` and shown in the ledger's steps. After the run
+:meth:`Budget.check` compares the steps with the plan: a mismatch is a bug, never user error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import constraints
+
+TOTAL, NONE, PER_RECORD = "total", "none", "per record"
+KINDS = (TOTAL, NONE, PER_RECORD)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The split of one run's total ε: what the row count, each implicate and each unit get."""
+
+    requested: float | None  # the total ε asked for (None: a method spending none, with n declared)
+    row_count: float         # ε of the noisy row count (0: n declared)
+    implicates: int
+    implicate_share: float   # the total's share of each implicate, requested / m (the ledger's figure)
+    per_implicate: float     # ε one implicate's generation spends (0 for NONE)
+    units: int | None = None     # PER_RECORD: uses of the per-unit ε in one implicate
+    per_unit: float | None = None
+
+    @property
+    def generation_epsilon(self) -> float:
+        """The ε handed to ``generate``: per unit for per-record methods, else the implicate's."""
+        return self.per_unit if self.units is not None else self.per_implicate
+
+    @property
+    def total(self) -> float:
+        return self.row_count + self.implicates * self.per_implicate
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A synthesizer's declared way of spending ε (module docstring).
+
+    ``unit``: what one per-record ε buys, formatted with the method's options
+    ("block of {block} synthetic records"); ``unit_size``: the option holding the records per
+    unit (None: one record per unit). ``needs_delta``: an (ε, δ) method, given the requested δ
+    (the default δ when none is asked) split over the implicates. ``count_share``: share of ε
+    for a noisy row count (None: the app's share; all of ε for a method that spends none).
+    """
+
+    kind: str = TOTAL
+    per_target: str = ""
+    unit: str = "synthetic record"
+    unit_size: str | None = None
+    needs_delta: bool = False
+    count_share: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"a budget is one of {KINDS}, got {self.kind!r}")
+
+    @property
+    def row_count_share(self) -> float:
+        """Share of ε a noisy row count takes when n is not declared."""
+        if self.count_share is not None:
+            return self.count_share
+        return 1.0 if self.kind == NONE else constraints.ROW_COUNT_EPSILON_SHARE
+
+    def units(self, n: int, params: dict) -> int:
+        """How many times a per-record method spends its per-unit ε for ``n`` synthetic rows."""
+        return n if self.unit_size is None else -(-n // params[self.unit_size])
+
+    def row_count_epsilon(self, epsilon: float | None) -> float:
+        """ε of the noisy row count released when n is not declared."""
+        return 0.0 if epsilon is None else epsilon * self.row_count_share
+
+    def plan(self, epsilon: float | None, *, n: int, row_count: float = 0.0, implicates: int = 1,
+             params: dict | None = None) -> Plan:
+        """The split of ``epsilon`` once the row count (``n`` rows, at ε ``row_count``) is known.
+
+        >>> Budget(PER_RECORD).plan(10.0, n=100, row_count=0.5).per_unit
+        0.095
+        """
+        share = 0.0 if epsilon is None else epsilon / implicates
+        if self.kind == NONE:
+            return Plan(epsilon, row_count, implicates, share, 0.0)
+        each = (epsilon - row_count) / implicates
+        if self.kind == TOTAL:
+            return Plan(epsilon, row_count, implicates, share, each)
+        units = self.units(n, params or {})
+        return Plan(epsilon, row_count, implicates, share, each, units, each / units)
+
+    def check(self, plan: Plan, count_steps: list, generated: list[list]) -> None:
+        """Raise if the steps of a run (the row count's, then each implicate's) differ from ``plan``."""
+        spent = math.fsum(s.total_epsilon for s in count_steps)
+        if not math.isclose(spent, plan.row_count, rel_tol=1e-9, abs_tol=1e-15):
+            raise AssertionError(f"the row count spent ε={spent}, planned {plan.row_count}")
+        for m, steps in enumerate(generated, 1):
+            spent = math.fsum(s.total_epsilon for s in steps)
+            if not math.isclose(spent, plan.per_implicate, rel_tol=1e-9, abs_tol=1e-15):
+                raise AssertionError(f"implicate {m} spent ε={spent}, its {self.kind} budget is {plan.per_implicate}")

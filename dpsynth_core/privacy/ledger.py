@@ -1,0 +1,246 @@
+"""The privacy ledger of a synthesis and its statement in words (METHODS.md §1), built here alone.
+
+A synthesizer's ``generate`` returns the :class:`Step` s (mechanism runs) it made; :func:`build_ledger`
+composes them with the row count's step, checks them against the method's declared budget
+(:mod:`.budget`) and states what holds. The app and the command line log uses of the data with
+:func:`log_entry` and :func:`sweep_log_entry`; they never write a ledger themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..schema import Schema
+from .budget import NONE, PER_RECORD, Plan
+
+NEIGHBOURING = "add or remove one record (unbounded DP)"
+
+SEEDED_REASON = ("a fixed seed was given: reproducible exploration, not DP (the output is a fixed function of "
+                 "the data and the seed; the mechanism itself is ε-DP only with fresh, secret randomness)")
+
+#: Total ε up to which the statement is shown as a plain success, and above which as a warning.
+STRONG_EPSILON, WEAK_EPSILON = 1.0, 10.0
+
+
+@dataclass(frozen=True)
+class Step:
+    """One mechanism run during a generation, for the ledger.
+
+    ``repeats`` counts identical runs on the same records (one per synthetic
+    record for per-record methods): they compose sequentially, so the step
+    costs ``epsilon * repeats``.
+    """
+
+    mechanism: str
+    target: str
+    epsilon: float
+    delta: float = 0.0
+    sensitivity: float | None = None
+    detail: str = ""
+    repeats: int = 1
+    implicate: int | None = None
+
+    @property
+    def total_epsilon(self) -> float:
+        return self.epsilon * self.repeats
+
+    @property
+    def total_delta(self) -> float:
+        return self.delta * self.repeats
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+        out["epsilon_total"] = self.total_epsilon
+        return out
+
+
+def dp_but_for_seed(ledger: dict) -> bool:
+    """True when the run's only reason not to be DP is its fixed seed: released with fresh
+    randomness, the same settings would be DP (how the R-U map, which is exploration, labels points)."""
+    return ledger["is_dp"] or ledger["not_dp_reasons"] == [SEEDED_REASON]
+
+
+def _not_dp_reasons(synth, schema: Schema, *, targets, kept, seed, params, spent: float) -> list[str]:
+    """Every reason the run is not DP; none: it is."""
+    derived = [c for c in targets if schema[c].derived]
+    undeclared = [c for c, col in schema.columns.items() if col.derived and c not in targets and c not in kept]
+    reasons = []
+    if not synth.is_dp:
+        reasons.append(f"{synth.label} is not a differentially private method")
+    if derived:
+        reasons.append("data-derived bounds or categories for " + ", ".join(derived))
+    if undeclared:
+        reasons.append("no declared schema entry for " + ", ".join(undeclared)
+                       + " (its kind was read off the data; declare every column, excluded ones too)")
+    if kept:
+        reasons.append("partial synthesis releases original values of " + ", ".join(kept))
+    if synth.is_dp:
+        reasons += synth.not_dp_reasons(**params)
+        # A run that spent nothing read nothing of the data: its output is a function of the seed alone.
+        if seed is not None and spent > 0:
+            reasons.append(SEEDED_REASON)
+    return reasons
+
+
+def _public_columns(schema: Schema, targets: list[str]) -> dict:
+    out = {}
+    for c in targets:
+        col = schema[c]
+        domain = {"categories": list(col.to_dict().get("categories", []))} if col.kind == "categorical" \
+            else {"bounds": list(col.bounds)}
+        out[c] = {"kind": col.kind, **domain,
+                  "source": "read off the data (not public)" if col.derived else "declared public"}
+    return out
+
+
+def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicates: int, row_count_source,
+                 steps: list[Step], targets: list[str], kept: list[str], seed, params: dict,
+                 holdout_share: float | None = None) -> dict:
+    """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready.
+
+    ``plan``: the budget split the run followed (None for a method that is not DP); the steps
+    have been checked against it (:meth:`.budget.Budget.check`).
+    """
+    dp_method = synth.is_dp
+    total = math.fsum(s.total_epsilon for s in steps) if dp_method else None
+    delta_spent = math.fsum(s.total_delta for s in steps)
+    reasons = _not_dp_reasons(synth, schema, targets=targets, kept=kept, seed=seed, params=params,
+                              spent=total or 0.0)
+    is_dp = not reasons
+    budget = synth.spends
+    per_record = dp_method and budget.kind == PER_RECORD
+    unit = budget.unit.format(**params)
+    if is_dp:
+        label = f"ε-DP with ε = {total:g}" if delta_spent == 0 else f"(ε, δ)-DP with ε = {total:g}, δ = {delta_spent:g}"
+        if per_record:
+            label += f" (ε = {plan.per_unit:.4g} per {unit}, {plan.units:,} × {implicates} implicate(s))" \
+                if implicates > 1 else f" (ε = {plan.per_unit:.4g} per {unit} × {plan.units:,})"
+    else:
+        label = "not DP (" + "; ".join(reasons) + ")"
+    composition = "none"
+    if steps:
+        composition = "sequential: the total is the sum of the steps' ε (each step's ε × its repeats)"
+        if implicates > 1:
+            composition += (f"; {implicates} implicates: {implicates}·{n:,} = {implicates * n:,} records "
+                            f"released, each implicate of {n:,} records at ε/{implicates}")
+    ledger = {
+        "method": synth.name,
+        "label": synth.label,
+        "is_dp": is_dp,
+        "dp_label": label,
+        "not_dp_reasons": reasons,
+        "spends": budget.kind if dp_method else None,
+        # the split the core planned and checked the steps against (budget.py), in the order it is taken
+        "budget_split": {"row_count": plan.row_count, "each_implicate": plan.per_implicate,
+                         "per_target": budget.per_target or None} if dp_method else None,
+        "epsilon_total": total,
+        "epsilon_requested": plan.requested if dp_method else None,
+        "epsilon_per_record": float(plan.per_unit) if per_record else None,
+        "record_unit": unit if per_record else None,
+        "epsilon_per_implicate": plan.implicate_share if dp_method else None,
+        "implicates": implicates,
+        "delta": float(delta_spent),
+        "delta_requested": float(delta),
+        "exp_epsilon": float(math.exp(total)) if total is not None and total < 700 else None,
+        "neighbouring": NEIGHBOURING,
+        "caveats": [synth.caveat] if dp_method and synth.caveat else [],
+        "composition": composition,
+        "steps": [s.to_dict() for s in steps],
+        "public": {
+            "row_count": {"value": n, "source": row_count_source},
+            "columns": _public_columns(schema, targets),
+        },
+        "synthesized_columns": targets,
+        "kept_columns": kept,
+        "excluded_columns": [c for c, s in schema.columns.items() if s.kind == "excluded"],
+        "n_rows": n,
+        # None: fresh operating-system entropy, never stored, shown or returned.
+        "seed": int(seed) if isinstance(seed, (int, np.integer)) else None if seed is None else "generator",
+        "holdout": ({"taken": True, "share": float(holdout_share),
+                     "how": "each record held out independently with this probability, by fresh secret "
+                            "randomness; held-out records are not used by the synthesis"}
+                    if holdout_share else {"taken": False}),
+        "params": {k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))},
+    }
+    ledger["statement"] = privacy_statement(ledger)
+    return ledger
+
+
+def strength_words(epsilon: float, ratio_text: str) -> str:
+    """What e^ε means at this size, in one sentence."""
+    if epsilon <= STRONG_EPSILON:
+        return f"At e^ε = {ratio_text} the guarantee is strong."
+    if epsilon <= WEAK_EPSILON:
+        return (f"At e^ε = {ratio_text} the guarantee is moderate: an attacker's odds about any one person "
+                "may grow by that factor.")
+    return (f"e^ε = {ratio_text}: the guarantee is very weak; an attacker's odds about any one person may "
+            "grow by that factor, so this output can reveal a great deal about individuals.")
+
+
+def statement_tone(ledger: dict) -> str:
+    """How the statement is shown: "success" (DP, ε ≤ 1), "info" (DP, ε ≤ 10) or "warning"
+    (not DP, or ε above 10: never a reassuring green box)."""
+    if not ledger["is_dp"]:
+        return "warning"
+    eps = ledger["epsilon_total"]
+    return "success" if eps <= STRONG_EPSILON else "info" if eps <= WEAK_EPSILON else "warning"
+
+
+def privacy_statement(ledger: dict) -> str:
+    """The ledger in plain words, for people."""
+    if not ledger["is_dp"]:
+        return (f"This synthesis is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
+                "It carries no formal privacy guarantee.")
+    eps = ledger["epsilon_total"]
+    ratio = ledger["exp_epsilon"]  # None when e^ε overflows a float (ε ≥ 700)
+    ratio_text = f"{ratio:,.2f}" if ratio is not None and ratio < 100 else \
+        f"{ratio:,.0f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
+    text = (f"This synthesis satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
+            f"adding or removing any one person's record changes the probability of any output "
+            f"by at most a factor e^ε = {ratio_text}. {strength_words(eps, ratio_text)}")
+    if ledger.get("spends") == NONE and eps == 0:
+        text += (" The method spent no ε: its output is drawn from the declared public domain and row count "
+                 "alone, so it reveals nothing about the data, and keeps nothing of it either.")
+    if ledger["delta"] > 0:
+        text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
+    for caveat in ledger.get("caveats", []):
+        text += f" Caveat: {caveat}"
+    return text
+
+
+def ledger_steps_table(ledger: dict) -> pd.DataFrame:
+    """The ledger's mechanism steps as a table, plus a row with the composed total."""
+    cols = ["implicate", "mechanism", "target", "epsilon", "repeats", "epsilon_total", "delta", "sensitivity"]
+    steps = pd.DataFrame(ledger["steps"]).reindex(columns=cols)
+    if ledger.get("implicates", 1) == 1:
+        steps = steps.drop(columns="implicate")
+    if steps["repeats"].fillna(1).eq(1).all():
+        steps = steps.drop(columns=["repeats", "epsilon_total"])
+    if len(steps):
+        total = {"mechanism": "total (sequential composition)", "target": "",
+                 "epsilon": ledger["epsilon_total"], "delta": ledger["delta"]}
+        steps = pd.concat([steps, pd.DataFrame([total])], ignore_index=True)
+    return steps
+
+
+def log_entry(ledger: dict, *, fingerprint: str, dataset: str, purpose: str) -> dict:
+    """One use of the data for the session's log (the release report lists them): a synthesis's ledger."""
+    return {"fingerprint": fingerprint, "dataset": dataset, "purpose": purpose, "method": ledger["method"],
+            "epsilon_total": ledger["epsilon_total"], "is_dp": ledger["is_dp"], "seed": ledger.get("seed"),
+            "rows": ledger["n_rows"]}
+
+
+def sweep_log_entry(synth, epsilon: float | None, seed: int, *, fingerprint: str, dataset: str) -> dict:
+    """One point of an R-U sweep as a use of the data, without its ledger at hand.
+
+    A sweep declares no row count, so a DP method spends the point's whole ε (a method that spends
+    none on the data spends it on the noisy row count); a sweep point is seeded exploration, so not DP
+    as run. A method that is not DP spends no ε that anyone could account for: None.
+    """
+    spent = float(epsilon) if synth.is_dp and epsilon is not None else None
+    return {"fingerprint": fingerprint, "dataset": dataset, "purpose": "R-U sweep", "method": synth.name,
+            "epsilon_total": spent, "is_dp": False, "seed": int(seed), "rows": None}

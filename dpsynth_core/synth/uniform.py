@@ -1,0 +1,48 @@
+"""Uniform draws from the declared public domain: the DP baseline that reads nothing of the data.
+
+Each column is drawn on its own, uniformly over its public domain (a numeric
+column uniformly between its declared bounds, whole numbers rounded; a nullable
+column gets "missing" as one more value). Nothing of the data is read, so
+with a declared row count the output is a function of the public schema and
+the randomness alone: ε = 0, and DP holds trivially, whatever the seed.
+
+Without a declared n the row count is a statistic of the data, so it is
+released with noise (two-sided geometric, sensitivity 1) and spends the whole
+ε asked for: the ledger then shows that ε, and a fixed seed makes the run
+exploration, as for every other method. It keeps nothing of the data: it is
+the bottom-left anchor of the risk-utility map, as bootstrap is the top-right.
+"""
+
+from __future__ import annotations
+
+from ..privacy import NONE, Budget, Public
+from .base import Forecast, Synthesizer, register
+from .encoding import column_domain, decode_column
+
+
+@register
+class Uniform(Synthesizer):
+    name = "uniform"
+    label = "Uniform over the public domain"
+    is_dp = True
+    spends = Budget(NONE, per_target="nothing: no column reads the data")
+    description = ("Every column drawn uniformly over its declared categories or bounds, reading nothing of "
+                   "the data: ε = 0 with a declared row count (otherwise ε pays for a noisy count). Keeps "
+                   "nothing: the floor any DP method should beat.")
+    partitioned = True  # reads no data at all
+
+    def forecast(self, schema, epsilon, n=None, **params):
+        return Forecast("Keeps nothing of the data: every column is uniform over its declared domain, with no "
+                        "association between columns.", "poor")
+
+    def measure(self, df, schema, columns):
+        return [(c, column_domain(schema[c], 1)) for c in columns]  # the public domains, not the data
+
+    def generate(self, measured, *, epsilon, n, rng):
+        values, steps = {}, []
+        for c, domain in measured:
+            draw = Public(size=domain.size)
+            values[c] = decode_column(draw.sample(rng, n), domain, rng)
+            steps.append(draw.step(f"{c} ({domain.size} value(s) or interval(s))",
+                                   detail="reads no data: sensitivity 0"))
+        return values, steps
