@@ -27,6 +27,7 @@ __all__ = [
     "dummy_matrix",
     "factorize_labels",
     "independent_columns",
+    "level_codes",
     "propensity_design",
     "schema_categorical",
 ]
@@ -236,25 +237,38 @@ def as_labels(series: pd.Series, *, missing: str | None = MISSING_LABEL) -> np.n
     return out[codes]
 
 
-def dummy_matrix(labels: np.ndarray, levels: Sequence[str]) -> np.ndarray:
-    """0/1 indicators of ``levels[1:]`` (the first level is the reference).
+def level_codes(series: pd.Series, levels: Sequence[str]) -> np.ndarray:
+    """Position of each row's label in ``levels`` (labels as :func:`factorize_labels` makes them); -1 for a
+    missing value or a label not among ``levels``.
 
-    Labels that are not among ``levels`` get a row of zeros; callers that
-    must not mix them with the reference level drop such rows first.
+    Only the column's distinct values are looked up, so a million rows cost one factorisation rather than
+    a million string comparisons.
+    """
+    codes, own = factorize_labels(series, missing=None)
+    position = {level: i for i, level in enumerate(levels)}
+    # The extra last entry is where code -1 (missing) lands.
+    lookup = np.array([position.get(level, -1) for level in own] + [-1], dtype=np.intp)
+    return lookup[codes]
+
+
+def dummy_matrix(codes: np.ndarray, n_levels: int) -> np.ndarray:
+    """0/1 indicators of levels 1 … n_levels − 1 of ``codes`` (level 0 is the reference).
+
+    A code outside them (-1: a label not among the levels) gets a row of zeros;
+    callers that must not mix such rows with the reference level drop them first.
 
     Parameters
     ----------
-    labels : ndarray of object
-        One label per row.
-    levels : sequence of str
-        The levels, reference first.
+    codes : ndarray of int
+        One level code per row (:func:`level_codes`).
+    n_levels : int
+        Number of levels, the reference included.
 
     Returns
     -------
-    ndarray of shape (n_rows, len(levels) - 1)
+    ndarray of shape (n_rows, n_levels - 1)
     """
-    codes = pd.Categorical(labels, categories=list(levels)).codes
-    return (codes[:, None] == np.arange(1, len(levels))[None, :]).astype(float)
+    return (codes[:, None] == np.arange(1, n_levels)[None, :]).astype(float)
 
 
 def independent_columns(X: np.ndarray, *, tol: float = _DEPENDENCE_TOL) -> np.ndarray:
