@@ -1,7 +1,8 @@
 """The Compare page's measures on large tables (issues 16.7 and 19.4), each against an independent computation.
 
 The regression's R-only QR against statsmodels' OLS (coefficients and standard errors); its row budget
-against the exact coefficients of a noiseless model and the full fit's standard errors.
+against the exact coefficients of a noiseless model and the full fit's standard errors; the KS distance
+against scipy; the summary (each column hashed once) against its measures computed one by one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from dpsynth_core.utility import regression_ci_overlap
+from dpsynth_core.utility import (association_fit, column_distances, ks_statistic, pegs_distances,
+                                  regression_ci_overlap, utility_summary)
 
 PREDICTORS = ["grams", "mm", "near", "region"]
 TERMS = 1 + 3 + 7  # intercept, three numbers, eight regions less the reference
@@ -88,3 +90,40 @@ def test_logistic_regression_with_a_budget_still_fits(max_cells):
         X = sm.add_constant(pd.get_dummies(real[predictors], drop_first=True, dtype=float), has_constant="add")
         fit = sm.Logit(real["y"], X).fit(disp=0, method="newton", tol=1e-12)
         np.testing.assert_allclose(res.table["est_real"], fit.params, rtol=1e-5)
+
+
+@pytest.mark.parametrize("decimals", [None, 1])
+def test_ks_matches_scipy_with_and_without_ties(decimals):
+    # The merge of the two sorted samples must find the sup at the last of each run of equal values; heavy
+    # ties (one decimal: ~80 values over 200,000 rows) and -0.0 beside 0.0 test that.
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(0, 2, 200_000), rng.normal(0.01, 2, 150_000)
+    if decimals is not None:
+        a, b = np.round(a, decimals), np.round(b, decimals)
+        a[:100], b[:100] = 0.0, -0.0
+    expected = stats.ks_2samp(a, b, method="asymp").statistic
+    assert ks_statistic(a, b) == pytest.approx(expected, abs=1e-15)
+
+
+def test_utility_summary_is_its_measures_computed_one_by_one():
+    # The summary hashes each categorical column once for all its measures: its values must be exactly those
+    # of each measure called on its own, which hashes the column afresh.
+    rng = np.random.default_rng(9)
+    n = 20_000
+    real = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(list("abcd"), n), "h": rng.choice(["u", "v"], n),
+                         "k": rng.integers(0, 4, n)})
+    synth = real.sample(frac=1, random_state=1).reset_index(drop=True)
+    synth["g"] = rng.choice(list("abce"), n)
+    real["g"] = real["g"].astype("str")  # an Arrow-backed string column, as the app's loader makes them
+    summary = utility_summary(real, synth, categorical=["k"])
+    pd.testing.assert_frame_equal(summary.columns.distances[["ks", "tv", "hellinger"]],
+                                  column_distances(real, synth, categorical=["k"]), check_exact=True)
+    alone = association_fit(real, synth, categorical=["k"])
+    pd.testing.assert_frame_equal(summary.association.difference, alone.difference, check_exact=True)
+    pegs = pegs_distances(real, synth, categorical=["k"])
+    pd.testing.assert_frame_equal(summary.pegs.conditional, pegs.conditional, check_exact=True)
+    pd.testing.assert_series_equal(summary.pegs.marginal, pegs.marginal, check_exact=True)
+    # And by hand: TV of g from the level shares (a, b, c, d in real; a, b, c, e in synth).
+    p = real["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
+    q = synth["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
+    assert summary.columns.distances.loc["g", "tv"] == pytest.approx(0.5 * (p - q).abs().sum(), abs=1e-15)
