@@ -74,6 +74,12 @@ PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a sho
 # levels gave 2,005 terms on 2,000 rows: 11 s and a meaningless fit); diamonds needs 259.
 PROPENSITY_MAX_TERMS = 400
 
+# Regression on the Compare page: most design cells (rows × coefficients) one fit uses; a dataset with
+# more rows is fitted on a random subsample of MAX_CELLS // coefficients rows, its size shown. The
+# default model on a million rows (10 coefficients) stays exact; 20 million cells of the design and its
+# working copies stay within the memory budget.
+REGRESSION_MAX_CELLS = 20_000_000
+
 # Distance-based risk on the Risk page: at most this many real records are measured (a random subsample,
 # its size shown); every synthetic record is searched. A million records took 17 s, 50,000 about 2 s.
 RISK_DISTANCE_MAX_ROWS = 50_000

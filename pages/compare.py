@@ -172,7 +172,8 @@ else:
         family = outcomes[outcome]
         partial = bool(result.ledger.get("kept_columns"))
         try:
-            reg = measures.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats)
+            reg = measures.regression(key, real, synths, outcome, tuple(predictors), family, partial, cats,
+                                      cfg.seed)
         except (core.DataError, ValueError) as err:
             errors.show_error(str(err))
 if reg is not None:

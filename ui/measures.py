@@ -64,9 +64,10 @@ def utility_summary(key: str, _real, _synth, categorical: tuple):
 
 @session_cache("Fitting the regression…", max_entries=8)
 def regression(key: str, _real, _synths: tuple, outcome: str, predictors: tuple, family: str,
-               partially_synthetic: bool, categorical: tuple):
+               partially_synthetic: bool, categorical: tuple, seed: int):
     return core.regression_ci_overlap(_real, list(_synths), outcome, list(predictors), family=family,
-                                      partially_synthetic=partially_synthetic, categorical=list(categorical))
+                                      partially_synthetic=partially_synthetic, categorical=list(categorical),
+                                      max_cells=core.constraints.REGRESSION_MAX_CELLS, seed=seed)
 
 
 # -- Synthesize page: the headline readout (dpsynth_core.readout) --

@@ -219,11 +219,17 @@ def correlation_fit(
         values = values.where(np.isfinite(values))
         with np.errstate(invalid="ignore", divide="ignore"):
             mats[who] = values.corr(method=method)
-        flat = [c for c in numeric if values[c].nunique() < 2]
+        flat = [c for c in numeric if _single_value(values[c].to_numpy())]
         if flat and len(numeric) > 1:
             notes.append(f"{', '.join(map(str, flat))}: constant or empty in the {who} data, so "
                          "its correlations there are undefined and left out of the fit.")
     return matrix_fit(mats["real"], mats["synthetic"], measure=method, notes=notes)
+
+
+def _single_value(x: np.ndarray) -> bool:
+    """Fewer than two distinct values besides NaN (``nunique() < 2``, without hashing a million floats)."""
+    x = x[~np.isnan(x)]
+    return x.size == 0 or x.min() == x.max()
 
 
 def _contingency(x_codes: np.ndarray, y_codes: np.ndarray, nx: int, ny: int) -> np.ndarray:

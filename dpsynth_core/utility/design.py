@@ -10,7 +10,9 @@ regression degrees of freedom both depend on it).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +28,9 @@ __all__ = [
     "column_kinds",
     "dummy_matrix",
     "factorize_labels",
+    "factorized_once",
     "independent_columns",
+    "level_codes",
     "propensity_design",
     "schema_categorical",
 ]
@@ -206,6 +210,11 @@ def factorize_labels(
     levels : list of str
         Sorted levels.
     """
+    memo = _FACTORIZED.get()
+    values = series.array if isinstance(series, pd.Series) else series
+    key = (id(values), missing)
+    if memo is not None and key in memo and memo[key][0] is values:
+        return memo[key][1]
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     names = [_label(v) for v in np.asarray(uniques, dtype=object)]
     has_missing = missing is not None and bool((codes < 0).any())
@@ -213,7 +222,30 @@ def factorize_labels(
     position = {level: i for i, level in enumerate(levels)}
     # The extra last entry is where code -1 (missing) lands.
     lookup = np.array([position[n] for n in names] + [position.get(missing, -1)], dtype=np.intp)
-    return lookup[codes], levels
+    codes = lookup[codes]
+    if memo is not None:
+        codes.flags.writeable = False  # shared by every caller in the block
+        memo[key] = (values, (codes, levels))  # holding ``values`` keeps its id from being reused
+    return codes, levels
+
+
+_FACTORIZED: ContextVar[dict | None] = ContextVar("factorized", default=None)
+
+
+@contextmanager
+def factorized_once() -> Iterator[None]:
+    """Within this block, :func:`factorize_labels` codes each column's array once and hands the same codes
+    to every later call on it (read-only).
+
+    The Compare page's summary asks for a categorical column's codes in five places (total variation,
+    Hellinger, PeGS, Cramér's V, …); hashing a million strings costs ~0.1 s each time. A column is known by
+    its array (a frame's string column keeps one), so the frames must not change inside the block.
+    """
+    token = _FACTORIZED.set({})
+    try:
+        yield
+    finally:
+        _FACTORIZED.reset(token)
 
 
 def as_labels(series: pd.Series, *, missing: str | None = MISSING_LABEL) -> np.ndarray:
@@ -236,25 +268,38 @@ def as_labels(series: pd.Series, *, missing: str | None = MISSING_LABEL) -> np.n
     return out[codes]
 
 
-def dummy_matrix(labels: np.ndarray, levels: Sequence[str]) -> np.ndarray:
-    """0/1 indicators of ``levels[1:]`` (the first level is the reference).
+def level_codes(series: pd.Series, levels: Sequence[str]) -> np.ndarray:
+    """Position of each row's label in ``levels`` (labels as :func:`factorize_labels` makes them); -1 for a
+    missing value or a label not among ``levels``.
 
-    Labels that are not among ``levels`` get a row of zeros; callers that
-    must not mix them with the reference level drop such rows first.
+    Only the column's distinct values are looked up, so a million rows cost one factorisation rather than
+    a million string comparisons.
+    """
+    codes, own = factorize_labels(series, missing=None)
+    position = {level: i for i, level in enumerate(levels)}
+    # The extra last entry is where code -1 (missing) lands.
+    lookup = np.array([position.get(level, -1) for level in own] + [-1], dtype=np.intp)
+    return lookup[codes]
+
+
+def dummy_matrix(codes: np.ndarray, n_levels: int) -> np.ndarray:
+    """0/1 indicators of levels 1 … n_levels − 1 of ``codes`` (level 0 is the reference).
+
+    A code outside them (-1: a label not among the levels) gets a row of zeros;
+    callers that must not mix such rows with the reference level drop them first.
 
     Parameters
     ----------
-    labels : ndarray of object
-        One label per row.
-    levels : sequence of str
-        The levels, reference first.
+    codes : ndarray of int
+        One level code per row (:func:`level_codes`).
+    n_levels : int
+        Number of levels, the reference included.
 
     Returns
     -------
-    ndarray of shape (n_rows, len(levels) - 1)
+    ndarray of shape (n_rows, n_levels - 1)
     """
-    codes = pd.Categorical(labels, categories=list(levels)).codes
-    return (codes[:, None] == np.arange(1, len(levels))[None, :]).astype(float)
+    return (codes[:, None] == np.arange(1, n_levels)[None, :]).astype(float)
 
 
 def independent_columns(X: np.ndarray, *, tol: float = _DEPENDENCE_TOL) -> np.ndarray:

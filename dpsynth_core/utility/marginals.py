@@ -153,7 +153,10 @@ def tv_distance(a, b) -> float:
     >>> tv_distance(["x", "y", "y", "y"], ["y", "z"])
     0.5
     """
-    _, p, q = share_vectors(a, b)
+    return _tv(*share_vectors(a, b)[1:])
+
+
+def _tv(p: np.ndarray, q: np.ndarray) -> float:
     return float(0.5 * np.abs(p - q).sum()) if p.size else float("nan")
 
 
@@ -178,7 +181,10 @@ def hellinger_distance(a, b) -> float:
     >>> round(hellinger_distance(["x", "y"], ["x", "x"]), 6)
     0.541196
     """
-    _, p, q = share_vectors(a, b)
+    return _hellinger(*share_vectors(a, b)[1:])
+
+
+def _hellinger(p: np.ndarray, q: np.ndarray) -> float:
     if not p.size:
         return float("nan")
     return float(np.sqrt(0.5 * np.sum((np.sqrt(p) - np.sqrt(q)) ** 2)))
@@ -341,7 +347,8 @@ def _distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str]):
                 tv = hel = np.nan
                 notes.append((col, "TV, Hellinger", "a dataset has no rows"))
             else:
-                tv, hel = tv_distance(real[col], synth[col]), hellinger_distance(real[col], synth[col])
+                shares = share_vectors(real[col], synth[col])[1:]  # once for both distances
+                tv, hel = _tv(*shares), _hellinger(*shares)
             rows.append((col, kind, np.nan, tv, hel))
     table = pd.DataFrame(rows, columns=["column", "kind", "ks", "tv", "hellinger"]).set_index("column")
     table.index.name = None

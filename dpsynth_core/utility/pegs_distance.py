@@ -76,8 +76,12 @@ def shared_codes(a: pd.Series, b: pd.Series, *, numeric: bool, bins: int) -> tup
     get a level of their own, the last one.
     """
     if not numeric:
-        codes, levels = factorize_labels(pd.concat([a, b], ignore_index=True))
-        return codes[: len(a)], codes[len(a):], len(levels)
+        # Each sample coded on its own (a code another measure of the same summary may already hold),
+        # then mapped onto the sorted union of levels: the codes of the pooled sample.
+        (ca, la), (cb, lb) = factorize_labels(a), factorize_labels(b)
+        position = {level: i for i, level in enumerate(sorted(set(la) | set(lb)))}
+        return (np.array([position[v] for v in la], dtype=np.intp)[ca],
+                np.array([position[v] for v in lb], dtype=np.intp)[cb], len(position))
     xa = a.to_numpy(dtype=float, na_value=np.nan)
     xb = b.to_numpy(dtype=float, na_value=np.nan)
     both = np.concatenate([xa, xb])

@@ -18,6 +18,7 @@ import pandas as pd
 from .. import constraints
 from ..metric_info import METRICS, MetricContext, metrics
 from .bivariate import CorrelationFit, association_fit, correlation_fit
+from .design import factorized_once
 from .marginals import ColumnComparison, compare_columns
 from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, propensity_metrics
@@ -215,9 +216,10 @@ def utility_summary(
     UtilitySummary
     """
     categorical = list(categorical) if categorical is not None else None
-    return UtilitySummary(
-        columns=compare_columns(real, synth, categorical=categorical),
-        correlation=correlation_fit(real, synth, categorical=categorical),
-        association=association_fit(real, synth, categorical=categorical),
-        pegs=pegs_distances(real, synth, categorical=categorical, bins=bins),
-    )
+    with factorized_once():  # each categorical column hashed once for all four
+        return UtilitySummary(
+            columns=compare_columns(real, synth, categorical=categorical),
+            correlation=correlation_fit(real, synth, categorical=categorical),
+            association=association_fit(real, synth, categorical=categorical),
+            pegs=pegs_distances(real, synth, categorical=categorical, bins=bins),
+        )

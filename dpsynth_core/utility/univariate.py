@@ -56,10 +56,18 @@ def ks_statistic(a, b) -> float:
     a, b = np.sort(_finite(a)), np.sort(_finite(b))
     if a.size == 0 or b.size == 0:
         return float("nan")
-    # Both ECDFs are steps that only jump at sample values, so the sup is
-    # reached at one of them.
-    points = np.concatenate([a, b])
-    return float(np.max(np.abs(_ecdf_at(a, points) - _ecdf_at(b, points))))
+    # Both ECDFs are steps that only jump at sample values, so the sup is reached at one of them. One pass
+    # over the pooled values in order counts, at the last of each run of equal values x, the values of a
+    # and of b that are ≤ x: the right-continuous ECDFs there, as a binary search per value would (the same
+    # counts, so the same quotients): a merge of two sorted runs, which a stable sort does in linear time,
+    # rather than two binary searches of every value.
+    pooled = np.concatenate([a, b])
+    order = np.argsort(pooled, kind="stable")
+    x = pooled[order]
+    last = np.append(x[1:] != x[:-1], True)
+    count_a = np.cumsum(order < a.size)[last]
+    count_b = np.flatnonzero(last) + 1 - count_a
+    return float(np.max(np.abs(count_a / a.size - count_b / b.size)))
 
 
 def _check_column(real: pd.DataFrame, synth: pd.DataFrame, column: str) -> None:

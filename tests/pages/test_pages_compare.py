@@ -197,3 +197,20 @@ def test_tables_show_empty_cells_and_fit_and_plots_read_well(at):
     ci = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Confidence intervals"))
     terms = [ax["ticktext"][0] for name, ax in ci["layout"].items() if name.startswith("yaxis")]
     assert len(terms) == len({t["xaxis"] for t in ci["data"]}) >= 2  # one x axis (scale) per coefficient
+
+
+def test_a_regression_beyond_the_cell_budget_says_its_subsample(at, monkeypatch):
+    # A million rows × many coefficients passes the design budget: the regression is fitted on a random
+    # subsample, and the page says how many rows. Here penguins' default model (body_mass_g on the next
+    # three columns) with a budget of 100 rows' worth of cells.
+    ds = at.session_state["dataset"]
+    outcome = next(iter(core.utility.regression_outcomes(ds.schema, ds.schema.used)))
+    predictors = [c for c in ds.schema.used if c != outcome][:3]
+    terms = 1 + sum(1 if ds.schema[c].kind == "numeric" else len(ds.schema[c].categories) - 1
+                    for c in predictors)
+    monkeypatch.setattr(core.constraints, "REGRESSION_MAX_CELLS", 100 * terms)
+    at.switch_page(PAGE).run()
+    _ok(at)
+    assert at.selectbox(key="reg_outcome").value == outcome and at.multiselect(key="reg_predictors").value == predictors
+    notes = [c.value for c in at.caption if "random subsample of 100 rows of each dataset" in c.value]
+    assert notes, [c.value for c in at.caption]

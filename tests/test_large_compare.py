@@ -1,0 +1,129 @@
+"""The Compare page's measures on large tables (issues 16.7 and 19.4), each against an independent computation.
+
+The regression's R-only QR against statsmodels' OLS (coefficients and standard errors); its row budget
+against the exact coefficients of a noiseless model and the full fit's standard errors; the KS distance
+against scipy; the summary (each column hashed once) against its measures computed one by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+
+from dpsynth_core.utility import (association_fit, column_distances, ks_statistic, pegs_distances,
+                                  regression_ci_overlap, utility_summary)
+
+PREDICTORS = ["grams", "mm", "near", "region"]
+TERMS = 1 + 3 + 7  # intercept, three numbers, eight regions less the reference
+
+
+def _table(n: int, seed: int, noise: float = 1.0) -> pd.DataFrame:
+    """Columns on very different scales, an 8-level category and a nearly collinear pair."""
+    rng = np.random.default_rng(seed)
+    grams = rng.normal(5e6, 1e6, n)
+    mm = rng.normal(0.003, 0.001, n)
+    near = grams / 1e6 + rng.normal(0, 1e-3, n)  # correlation with grams ≈ 1 − 5e-7
+    region = rng.choice([f"r{i}" for i in range(8)], n)
+    y = 2.0 + 3e-6 * grams - 400.0 * mm + 0.5 * near + (region == "r3") * 1.5 + rng.normal(0, noise, n)
+    return pd.DataFrame({"y": y, "grams": grams, "mm": mm, "near": near, "region": region})
+
+
+def _statsmodels(frame: pd.DataFrame):
+    X = sm.add_constant(pd.get_dummies(frame[PREDICTORS], drop_first=True, dtype=float), has_constant="add")
+    return sm.OLS(frame["y"], X).fit()
+
+
+def test_linear_regression_matches_statsmodels_on_a_large_ill_scaled_design():
+    real, synth = _table(200_000, 1), _table(150_000, 2)
+    res = regression_ci_overlap(real, synth, "y", PREDICTORS)
+    for side, frame in (("real", real), ("synth", synth)):
+        fit = _statsmodels(frame)
+        # statsmodels solves by a pseudo-inverse (SVD): agreement to 1e-8 shows the R-only QR loses nothing.
+        np.testing.assert_allclose(res.table[f"est_{side}"], fit.params, rtol=1e-8)
+        se = (res.table[f"hi_{side}"] - res.table[f"est_{side}"]) / stats.t.ppf(0.975, fit.df_resid)
+        np.testing.assert_allclose(se, fit.bse, rtol=1e-8)
+    assert (res.n_real, res.n_synth) == (200_000, 150_000)
+    assert not any("subsample" in n for n in res.notes)
+
+
+def test_a_design_beyond_the_cell_budget_is_fitted_on_a_stated_subsample():
+    # Noiseless: every subsample of rows gives the model's own coefficients, whichever rows it drew.
+    real, synth = _table(30_000, 3, noise=0.0), _table(20_000, 4, noise=0.0)
+    cap = 10_000
+    res = regression_ci_overlap(real, synth, "y", PREDICTORS, max_cells=cap * TERMS, seed=0)
+    truth = [2.0, 3e-6, -400.0, 0.5, 0, 0, 1.5, 0, 0, 0, 0]
+    np.testing.assert_allclose(res.table["est_real"], truth, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(res.table["est_synth"], truth, rtol=1e-6, atol=1e-7)
+    assert (res.n_real, res.n_synth) == (cap, cap)
+    assert any(f"random subsample of {cap:,} rows of each dataset" in n and "30,000 real, 20,000 synth" in n
+               for n in res.notes), res.notes
+
+
+def test_a_subsample_widens_the_intervals_as_its_size_says():
+    # Standard errors scale as 1/√n: a fit on 1/4 of the rows has intervals twice as wide, up to sampling
+    # noise (seeded; 5% covers it at 12,500 rows).
+    real, synth = _table(50_000, 5), _table(50_000, 6)
+    full = regression_ci_overlap(real, synth, "y", PREDICTORS)
+    part = regression_ci_overlap(real, synth, "y", PREDICTORS, max_cells=12_500 * TERMS, seed=1)
+    width = lambda r: (r.table["hi_real"] - r.table["lo_real"]).to_numpy()  # noqa: E731
+    np.testing.assert_allclose(width(part) / width(full), 2.0, rtol=0.05)
+    # Same seed, same subsample: the page's cached figure is reproducible.
+    again = regression_ci_overlap(real, synth, "y", PREDICTORS, max_cells=12_500 * TERMS, seed=1)
+    pd.testing.assert_frame_equal(part.table, again.table)
+
+
+@pytest.mark.parametrize("max_cells", [9 * 1_000, 10**9])
+def test_logistic_regression_with_a_budget_still_fits(max_cells):
+    # The budget applies to the logistic family too: its fit on the subsample matches statsmodels' Logit on
+    # the same rows when every row is kept, and keeps its size otherwise.
+    rng = np.random.default_rng(7)
+    real = _table(5_000, 7)
+    real["y"] = (rng.random(5_000) < 1 / (1 + np.exp(-(real["mm"] - 0.003) * 1e3))).astype(float)
+    predictors = ["mm", "region"]  # 1 + 1 + 7 coefficients
+    res = regression_ci_overlap(real, real, "y", predictors, family="logistic", max_cells=max_cells, seed=2)
+    n = min(5_000, max_cells // 9)
+    assert res.n_real == n
+    if n == 5_000:
+        X = sm.add_constant(pd.get_dummies(real[predictors], drop_first=True, dtype=float), has_constant="add")
+        fit = sm.Logit(real["y"], X).fit(disp=0, method="newton", tol=1e-12)
+        np.testing.assert_allclose(res.table["est_real"], fit.params, rtol=1e-5)
+
+
+@pytest.mark.parametrize("decimals", [None, 1])
+def test_ks_matches_scipy_with_and_without_ties(decimals):
+    # The merge of the two sorted samples must find the sup at the last of each run of equal values; heavy
+    # ties (one decimal: ~80 values over 200,000 rows) and -0.0 beside 0.0 test that.
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(0, 2, 200_000), rng.normal(0.01, 2, 150_000)
+    if decimals is not None:
+        a, b = np.round(a, decimals), np.round(b, decimals)
+        a[:100], b[:100] = 0.0, -0.0
+    expected = stats.ks_2samp(a, b, method="asymp").statistic
+    assert ks_statistic(a, b) == pytest.approx(expected, abs=1e-15)
+
+
+def test_utility_summary_is_its_measures_computed_one_by_one():
+    # The summary hashes each categorical column once for all its measures: its values must be exactly those
+    # of each measure called on its own, which hashes the column afresh.
+    rng = np.random.default_rng(9)
+    n = 20_000
+    real = pd.DataFrame({"x": rng.normal(size=n), "g": rng.choice(list("abcd"), n), "h": rng.choice(["u", "v"], n),
+                         "k": rng.integers(0, 4, n)})
+    synth = real.sample(frac=1, random_state=1).reset_index(drop=True)
+    synth["g"] = rng.choice(list("abce"), n)
+    real["g"] = real["g"].astype("str")  # an Arrow-backed string column, as the app's loader makes them
+    summary = utility_summary(real, synth, categorical=["k"])
+    pd.testing.assert_frame_equal(summary.columns.distances[["ks", "tv", "hellinger"]],
+                                  column_distances(real, synth, categorical=["k"]), check_exact=True)
+    alone = association_fit(real, synth, categorical=["k"])
+    pd.testing.assert_frame_equal(summary.association.difference, alone.difference, check_exact=True)
+    pegs = pegs_distances(real, synth, categorical=["k"])
+    pd.testing.assert_frame_equal(summary.pegs.conditional, pegs.conditional, check_exact=True)
+    pd.testing.assert_series_equal(summary.pegs.marginal, pegs.marginal, check_exact=True)
+    # And by hand: TV of g from the level shares (a, b, c, d in real; a, b, c, e in synth).
+    p = real["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
+    q = synth["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
+    assert summary.columns.distances.loc["g", "tv"] == pytest.approx(0.5 * (p - q).abs().sum(), abs=1e-15)
