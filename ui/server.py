@@ -1,4 +1,4 @@
-"""Process-wide set-up: uploads kept in memory, freed memory returned to the system, a session's end.
+"""Process-wide set-up: uploads kept in memory, freed memory returned to the system, closed sessions ended.
 
 Importing this module applies the set-up once per server process (``ui.state`` imports it, and every
 session runs app.py, which imports ``ui.state``, before any upload).
@@ -6,10 +6,11 @@ session runs app.py, which imports ``ui.state``, before any upload).
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import gc
 import threading
-import weakref
-
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+import time
 
 import dpsynth_core as core
 
@@ -55,34 +56,76 @@ def return_freed_memory() -> None:
 return_freed_memory()
 
 
-class SessionEnd:
-    """Kept in each session's state; when Streamlit drops the session, its finaliser cleans up after it.
+def end_expired_sessions(manager) -> int:
+    """Shut down the closed sessions whose reconnect time has passed and drop them; the number ended.
 
-    Streamlit offers no hook for a session's end. A closed session is dropped once its reconnect time
-    has passed (server.disconnectedSessionTTL, 120 s by default, at the next session stored), and with it
-    its state, but without being shut down: its uploads stayed in Streamlit's upload store for the
-    server's life (each 49 MB upload). The finaliser removes them; and as glibc keeps the freed small
-    blocks of each script thread's arena until asked, a second later the heaps are trimmed.
+    Streamlit keeps a closed session for ``server.disconnectedSessionTTL`` seconds in case its browser
+    reconnects. Once that time has passed the session is expired but stays in the store, with its state
+    (the upload, its frames and caches), until the next session is stored, and is then dropped without
+    being shut down. Here it is shut down (its uploads and media leave Streamlit's stores) and dropped as
+    soon as its time has passed. (A session dropped some other way, e.g. the oldest when the store holds
+    128, is shut down by AppSession.__del__ once collected.) ``manager`` is the runtime's WebsocketSessionManager; its store is
+    touched on the server's event loop only, so this runs there (:func:`end_closed_sessions`).
     """
-
-    def __init__(self):
-        ctx = get_script_run_ctx()
-        session_id, uploads = (ctx.session_id, ctx.uploaded_file_mgr) if ctx is not None else (None, None)
-        weakref.finalize(self, _session_ended, session_id, uploads)
-
-
-def _session_ended(session_id, uploads) -> None:
-    if uploads is not None:
-        uploads.remove_session_files(session_id)
-    timer = threading.Timer(1.0, _malloc_trim)  # after the rest of the session's state is freed
-    timer.daemon = True
-    timer.start()
+    expired = manager._session_storage._cache.expire()  # the TTLCache of Streamlit's MemorySessionStorage
+    for _, info in expired:
+        info.session.shutdown()
+    return len(expired)
 
 
-def _malloc_trim() -> None:
+def end_closed_sessions(manager, loop: asyncio.AbstractEventLoop) -> int:
+    """Run :func:`end_expired_sessions` on the server's event loop, then free what the ended sessions held.
+
+    A session's objects are in reference cycles (its script runner, callbacks and state point at each
+    other), and with ``runner.postScriptGC`` off a full collection may not come for a long time, so one is
+    run here, off the event loop; then glibc returns the freed heap pages (:func:`trim_heaps`).
+    """
+    ended = concurrent.futures.Future()
+
+    def on_loop():
+        try:
+            ended.set_result(end_expired_sessions(manager))
+        except Exception as error:  # noqa: BLE001 - raised in the watcher's thread, which reports it
+            ended.set_exception(error)
+
+    loop.call_soon_threadsafe(on_loop)
+    if ended.result():
+        gc.collect()
+        trim_heaps()
+    return ended.result()
+
+
+def trim_heaps() -> None:
+    """Give glibc's free heap memory back to the system (each script thread's arena keeps its freed blocks)."""
     import ctypes
 
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
-        pass
+        pass  # not glibc: its allocator's own policy applies
+
+
+def watch_closed_sessions(period: float = 2.0) -> None:
+    """End closed sessions within ``period`` seconds of their reconnect time passing, for the server's life.
+
+    Once per server process; nothing under AppTest or a bare script, which run no Streamlit runtime.
+    """
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return
+    runtime = Runtime.instance()
+
+    def watch():
+        loop = runtime._get_async_objs().eventloop
+        while not loop.is_closed():
+            time.sleep(period)
+            try:
+                end_closed_sessions(runtime._session_mgr, loop)
+            except RuntimeError:  # the loop closed while the server stopped
+                return
+
+    threading.Thread(target=watch, name="dpsynth-closed-sessions", daemon=True).start()
+
+
+watch_closed_sessions()

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import dpsynth_core as core
-from ui import server
+from ui import server  # noqa: F401 - the server's process-wide set-up, before any upload
 from ui.cache import bundled
 
 
@@ -46,7 +46,6 @@ def init_session() -> bool:
     """Open on the penguins with nothing uploaded; True on the session's first run (then the caller
     applies what a shared link asks for, ``ui.link.read_link``)."""
     ss = st.session_state
-    ss.setdefault("_session_end", server.SessionEnd())
     new = "dataset" not in ss
     if new:
         set_bundled("penguins")

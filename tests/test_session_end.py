@@ -1,0 +1,112 @@
+"""A closed session's data is released when its reconnect time has passed (issue 16, point 3).
+
+Streamlit's own session manager and store are used, with the store's clock replaced by a counter, so the
+reconnect time passes without waiting. Streamlit alone keeps an expired session, with its state, until the
+next session is stored; ``ui.server.end_closed_sessions`` (run every 2 s by the server) ends it at once.
+"""
+
+import asyncio
+import gc
+import weakref
+
+import numpy as np
+import pandas as pd
+from streamlit.runtime.caching.ttl_cache import TTLCache
+from streamlit.runtime.memory_session_storage import MemorySessionStorage
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.script_data import ScriptData
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+from tests.conftest import APP
+from ui import server
+
+TTL = 120.0  # server.disconnectedSessionTTL's default
+
+
+class Browser:
+    """A connected browser tab that receives nothing (no script runs in these tests)."""
+
+    def write_forward_msg(self, msg):
+        pass
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _manager(clock: Clock) -> tuple[WebsocketSessionManager, MemoryUploadedFileManager]:
+    storage = MemorySessionStorage(ttl_seconds=int(TTL))
+    storage._cache = TTLCache(maxsize=128, ttl=TTL, timer=clock)  # the same store on the counter's clock
+    uploads = MemoryUploadedFileManager("/_stcore/upload_file")
+    return WebsocketSessionManager(storage, uploads, ScriptCache(), None), uploads
+
+
+def _closed_session():
+    """A session that held an upload and a frame in its state, its browser closed just now:
+    (the session manager, the upload store, the store's clock, the session's id, a weak reference to the frame)."""
+    clock = Clock()
+    manager, uploads = _manager(clock)
+    session_id = manager.connect_session(Browser(), ScriptData(APP), user_info={})
+    session = manager.get_active_session_info(session_id).session
+    data = b"a,b\n" + b"1,x\n" * 1000
+    uploads.add_file(session_id, UploadedFileRec("f1", "t.csv", "text/csv", data))
+    df = pd.DataFrame({"a": np.arange(1000), "b": ["x"] * 1000})
+    session.session_state["dataset"] = df
+    manager.disconnect_session(session_id)
+    return manager, uploads, clock, session_id, weakref.ref(df)
+
+
+def _end(manager) -> int:
+    """What the server's watcher does every 2 s: from its own thread, with the event loop running."""
+    return asyncio.to_thread(server.end_closed_sessions, manager, asyncio.get_running_loop())
+
+
+def test_closed_session_freed_once_its_reconnect_time_passes():
+    async def scenario():
+        manager, uploads, clock, session_id, frame = _closed_session()
+
+        clock.now += TTL - 1  # within the reconnect time: kept whole, and a reconnect finds it
+        assert await _end(manager) == 0
+        gc.collect()
+        assert frame() is not None
+        assert manager.get_session_info(session_id) is not None
+        assert len(uploads.get_files(session_id, ["f1"])) == 1
+
+        clock.now += 2  # past it: shut down, its upload removed and its frame garbage
+        assert await _end(manager) == 1
+        assert frame() is None
+        assert uploads.get_files(session_id, ["f1"]) == []
+        assert manager.get_session_info(session_id) is None
+
+    asyncio.run(scenario())
+
+
+def test_streamlit_alone_keeps_an_expired_session_until_another_is_stored():
+    """Why the watcher is needed: without it the expired session's frame lives on."""
+    async def scenario():
+        manager, uploads, clock, session_id, frame = _closed_session()
+        clock.now += TTL + 1
+        gc.collect()
+        assert frame() is not None
+        assert len(uploads.get_files(session_id, ["f1"])) == 1  # and never removed by Streamlit
+
+    asyncio.run(scenario())
+
+
+def test_a_reconnected_session_is_not_ended():
+    async def scenario():
+        manager, uploads, clock, session_id, frame = _closed_session()
+        clock.now += TTL - 1
+        assert manager.connect_session(Browser(), ScriptData(APP), {}, existing_session_id=session_id) == session_id
+        clock.now += TTL + 1  # the session is connected again: its old reconnect time means nothing
+        assert await _end(manager) == 0
+        assert frame() is not None
+        assert manager.is_active_session(session_id)
+
+    asyncio.run(scenario())
