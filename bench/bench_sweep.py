@@ -2,14 +2,16 @@
 
 Target: 6 DP methods × 10 ε × 1 replicate with the default measures (plus
 the two reference points, original and bootstrap) in ≤ 30 s on the 2-core
-machine. Reported: the sweep serially (1 worker), on 2 local processes
+machine, the measures at the sweep's sample sizes (``rumap.SWEEP_OPTIONS``). Reported: the sweep serially (1 worker), on 2 local processes
 (joblib's loky, the default), and on a dask.distributed LocalCluster of 2
 single-thread worker processes, the same code under
 ``joblib.parallel_config(backend="dask")``; the speed-up 1 → 2 workers and
 the cluster's overhead against local processes. Each run starts with an
 empty measurement cache; the pools' start-up is included (a first sweep
 pays it, the app's later sweeps reuse loky's workers). The three tables
-are checked identical.
+are checked identical. CPU seconds are this process's plus its child
+processes' (loky's and the LocalCluster's workers, read with psutil): the
+figure other work's load inflates least, and CPU/point says what a point costs.
 
 Run: ``.venv/bin/python bench/bench_sweep.py [--skip-serial]``. Prints the
 machine and its load first: other work on the 2 cores slows every row.
@@ -21,6 +23,8 @@ import argparse
 import os
 import time
 
+import psutil
+
 from _common import flag, machine  # noqa: E402  (also puts the project on sys.path)
 
 import joblib  # noqa: E402
@@ -30,31 +34,59 @@ import pandas as pd  # noqa: E402
 import dpsynth_core as core  # noqa: E402
 from dpsynth_core.synth import base  # noqa: E402
 
-DP_METHODS = [m for m, s in core.SYNTHESIZERS.items() if s.is_dp]
+# The six DP methods issue 19 counted; --all-dp adds those that came later (MST, PrivBayes).
+ISSUE_METHODS = ["independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet"]
+ALL_DP = [m for m, s in core.SYNTHESIZERS.items() if s.is_dp]
 EPSILONS = [float(f"{e:.3g}") for e in np.logspace(-1, 1, 10)]  # 0.1 … 10
 
 
-def sweep(df, schema, **kw):
+def cpu_seconds() -> dict[int, float]:
+    """CPU seconds (user + system) so far of this process and of each of its descendants, by pid."""
+    me = psutil.Process()
+    out = {}
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            out[p.pid] = t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def sweep(df, schema, methods, **kw):
+    """Wall seconds, the table, and CPU seconds of this process and its workers (a worker started during
+    the sweep counts whole; one that ended during it would be missed: loky's idle out after 5 minutes)."""
     base._measure_cache.clear()
-    t, cpu = time.perf_counter(), time.process_time()
-    table = core.ru_map(df, DP_METHODS, EPSILONS, seed=2026, schema=schema, **kw)
-    return time.perf_counter() - t, table, time.process_time() - cpu
+    load, before, t = os.getloadavg()[0], cpu_seconds(), time.perf_counter()
+    table = core.ru_map(df, methods, EPSILONS, seed=2026, schema=schema, **kw)
+    wall, after = time.perf_counter() - t, cpu_seconds()
+    return wall, table, sum(c - before.get(pid, 0.0) for pid, c in after.items()), f"{load:.1f} → {os.getloadavg()[0]:.1f}"
+
+
+def report(label: str, row: tuple) -> tuple:
+    """Print one run's line as soon as it ends (a loaded machine makes the whole script long); return it."""
+    sec, table, cpu, load = row
+    print(f"{label:34s} {sec:6.1f} s  CPU {cpu:5.1f} s ({cpu / len(table):.2f} s/point)  load {load}  "
+          f"{flag(sec, 30.0)}", flush=True)
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-serial", action="store_true", help="skip the 1-worker run (the slowest)")
+    parser.add_argument("--all-dp", action="store_true", help="every DP method, not only the issue's six")
     args = parser.parse_args()
-    print(machine())
+    methods = ALL_DP if args.all_dp else ISSUE_METHODS
+    print(machine(), flush=True)
     df, schema = core.load_bundled("diamonds")
-    print(f"diamonds {len(df):,} rows; {len(DP_METHODS)} DP methods ({', '.join(DP_METHODS)}) × "
+    print(f"diamonds {len(df):,} rows; {len(methods)} DP methods ({', '.join(methods)}) × "
           f"{len(EPSILONS)} ε ({EPSILONS[0]:g}…{EPSILONS[-1]:g}) × 1 replicate + 2 references = "
-          f"{len(DP_METHODS) * len(EPSILONS) + 2} points; default measures")
+          f"{len(methods) * len(EPSILONS) + 2} points; default measures at {core.rumap.SWEEP_OPTIONS}", flush=True)
     rows = {}
     if not args.skip_serial:
         with joblib.parallel_config(n_jobs=1):
-            rows["1 worker (serial)"] = sweep(df, schema)
-    rows["2 local processes (loky)"] = sweep(df, schema, n_jobs=2)
+            rows["1 worker (serial)"] = report("1 worker (serial)", sweep(df, schema, methods))
+    rows["2 local processes (loky)"] = report("2 local processes (loky)", sweep(df, schema, methods, n_jobs=2))
     from dask.distributed import Client, LocalCluster
 
     t = time.perf_counter()
@@ -62,16 +94,18 @@ def main() -> None:
             Client(cluster):
         start = time.perf_counter() - t
         with joblib.parallel_config(backend="dask"):
-            rows["LocalCluster, 2 workers (dask)"] = sweep(df, schema)
+            rows["LocalCluster, 2 workers (dask)"] = report("LocalCluster, 2 workers (dask)",
+                                                            sweep(df, schema, methods))
     print(f"(LocalCluster start-up, not in the row: {start:.1f} s)")
     first = next(iter(rows.values()))[1]
     print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    for label, (sec, table, _) in rows.items():
+    for table in (r[1] for r in rows.values()):
         pd.testing.assert_frame_equal(table, first)
-        print(f"{label:34s} {sec:6.1f} s  {sec / len(table):.2f} s/point  {flag(sec, 30.0)}")
+    print(f"rows used per point: propensity {sorted(set(first['propensity_rows']))}, "
+          f"DCR {sorted(set(first['dcr_rows']))}")
     local = rows["2 local processes (loky)"][0]
     if "1 worker (serial)" in rows:
-        wall, _, cpu = rows["1 worker (serial)"]
+        wall, _, cpu, _ = rows["1 worker (serial)"]
         print(f"speed-up 1 → 2 workers: {wall / local:.2f}×")
         # CPU time does not grow with other work's load as wall time does: it bounds what 2 cores can do.
         print(f"serial sweep CPU {cpu:.1f} s ({cpu / len(first):.2f} s/point): no schedule on 2 cores beats "

@@ -15,6 +15,7 @@ confidential data; a steward who picks ε from the map tunes on that data.
 from __future__ import annotations
 
 import math
+import pickle
 import warnings
 import zlib
 from typing import Callable, Sequence
@@ -24,7 +25,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from joblib.parallel import LokyBackend, get_active_backend
 
-from . import risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
+from . import constraints, risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
 from .metric_info import METRICS, MetricContext
 from .privacy import dp_but_for_seed
 from .schema import Schema
@@ -43,20 +44,41 @@ def point_seed(base: int, method: str, epsilon: float, rep: int) -> int:
     return int(seq.generate_state(1)[0])
 
 
+#: The measures' settings in a sweep (:class:`MetricContext` options): the propensity fit on at most
+#: ``RU_PROPENSITY_ROWS`` stacked rows, the median DCR over at most ``RU_DCR_ROWS`` confidential records
+#: (the same records for every point). Each point's table row says the rows used (``propensity_rows``,
+#: ``dcr_rows``).
+SWEEP_OPTIONS = {"propensity_rows": constraints.RU_PROPENSITY_ROWS, "dcr_rows": constraints.RU_DCR_ROWS}
+
+
 def score(real: pd.DataFrame, synth: pd.DataFrame, *, schema: Schema | None, seed: int,
           holdout: pd.DataFrame | None = None, metrics: Sequence[str] | None = None,
-          shared: dict | None = None) -> dict[str, float]:
+          shared: dict | None = None, options: dict | None = None) -> dict[str, float]:
     """The measures ``metrics`` (default: the R-U defaults) of one synthetic dataset.
 
     Each is computed by its :data:`METRICS` entry on one :class:`MetricContext`, so
     measures sharing a model (the propensity quartet) fit it once; a measure whose
     needs (holdout, keys, sensitive column) are not met is NaN. Pass ``shared`` (a dict)
-    to read the shared results afterwards.
+    to read the shared results afterwards, and ``options`` for the measures' settings
+    (such as :data:`SWEEP_OPTIONS`; none: each measure's default, every row).
     """
     used = schema.used if schema is not None else list(real.columns)
     h = holdout[used] if holdout is not None else None
-    ctx = MetricContext(real[used], synth[used], schema=schema, seed=seed, holdout=h, shared=shared)
+    ctx = MetricContext(real[used], synth[used], schema=schema, seed=seed, holdout=h, shared=shared,
+                        options=options)
     return {name: METRICS[name].value(ctx) for name in metrics or UTILITY_COLUMNS + RISK_COLUMNS}
+
+
+def rows_used(shared: dict) -> dict[str, int]:
+    """The sample sizes behind the sampled measures of one :func:`score` call, from its ``shared`` results:
+    ``propensity_rows`` (stacked rows of the propensity fit) and ``dcr_rows`` (confidential records whose
+    DCR was measured), each where that measure was computed."""
+    out = {}
+    if "propensity" in shared:
+        out["propensity_rows"] = int(shared["propensity"].n_used)
+    if "dcr" in shared:
+        out["dcr_rows"] = len(shared["dcr"])
+    return out
 
 
 def ru_map(
@@ -73,6 +95,7 @@ def ru_map(
     holdout_mask: np.ndarray | None = None,
     progress: Callable[[float, str], None] | None = None,
     n_jobs: int | None = None,
+    options: dict | None = None,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
 
@@ -114,14 +137,19 @@ def ru_map(
         ``dask.distributed.Client`` the points run on that cluster. Each
         point's result depends only on its seed, so serial, local and Dask
         runs of one base seed give the same table.
+    options : dict, optional
+        The measures' settings (:class:`MetricContext` options); default
+        :data:`SWEEP_OPTIONS`, sampled so a point costs about half the full
+        measures.
 
     Returns
     -------
     pandas.DataFrame
         One row per point: ``method``, ``label``, ``is_dp`` (DP if released
         with fresh randomness: the ledger's label but for the point's seed),
-        ``epsilon`` (total ε), ``rep``, ``seed``, ``reference`` and
-        one column per measure.
+        ``epsilon`` (total ε), ``rep``, ``seed``, ``reference``, one column
+        per measure, and the sample sizes behind them (:func:`rows_used`:
+        ``propensity_rows``, ``dcr_rows``) where those measures were computed.
     """
     unknown = [m for m in methods if m not in SYNTHESIZERS]
     if unknown:
@@ -145,17 +173,21 @@ def ru_map(
 
     # The measure step reads the data once per method per sweep (methods measured
     # side by side on the workers), and each point gets its method's measurement
-    # instead of measuring again in its worker.
+    # instead of measuring again in its worker. The rows travel pickled once (_Pickled);
+    # max_nbytes=None: joblib would otherwise write large arrays (the confidential rows,
+    # a bootstrap's measurement) to a temporary folder to share them, possibly on disk.
     names = list(dict.fromkeys(j[0] for j in jobs if j[0] != "original"))
     n_jobs = _n_jobs(n_jobs)
-    measured = dict(zip(names, Parallel(n_jobs=n_jobs, backend=_backend())(
-        delayed(measurement)(train, m, schema=schema) for m in names)))
-    tasks = (delayed(_point)(i, train, held, schema, metrics, m, eps, rep, base, measured.get(m))
+    data = _Pickled((train, held, schema))
+    measured = dict(zip(names, Parallel(n_jobs=n_jobs, backend=_backend(), max_nbytes=None)(
+        delayed(_measure)(data, m) for m in names)))
+    options = dict(SWEEP_OPTIONS if options is None else options)
+    tasks = (delayed(_point)(i, data, metrics, options, m, eps, rep, base, measured.get(m))
              for i, (m, eps, rep) in enumerate(jobs))
     rows: list[dict | None] = [None] * len(jobs)
     synthesized = [i for i, j in enumerate(jobs) if j[0] != "original"]
     done = 0
-    results = Parallel(n_jobs=n_jobs, backend=_backend(), return_as="generator_unordered")(tasks)
+    results = Parallel(n_jobs=n_jobs, backend=_backend(), return_as="generator_unordered", max_nbytes=None)(tasks)
     try:
         for i, row in results:
             rows[i] = row
@@ -208,19 +240,79 @@ def _n_jobs(n_jobs: int | None) -> int | None:
     return -1
 
 
-def _point(i: int, train: pd.DataFrame, held: pd.DataFrame | None, schema: Schema | None, metrics: list[str],
-           m: str, eps: float, rep: int, base: int, measured) -> tuple[int, dict]:
+class _Pickled:
+    """The sweep's rows (train, held out, schema), pickled once for all its tasks.
+
+    joblib pickles each task's arguments in the parent, which shares the cores with the
+    workers: diamonds' rows (three text columns) took about 25 ms each time, for every
+    point. These bytes are copied instead and unpickled in the task (about 4 ms); on Dask,
+    joblib scatters this object to the cluster once per sweep.
+    """
+
+    def __init__(self, value):
+        self.payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def get(self):
+        return pickle.loads(self.payload)
+
+
+def _measure(data: _Pickled, m: str):
+    """Method ``m``'s measurement of the sweep's rows (run in a worker)."""
+    train, _, schema = data.get()
+    return measurement(train, m, schema=schema)
+
+
+def _point(i: int, data: _Pickled, metrics: list[str], options: dict, m: str, eps: float, rep: int, base: int,
+           measured) -> tuple[int, dict]:
     """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments."""
+    train, held, schema = data.get()
+    shared: dict = {}
     if m == "original":
+        values = score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics, shared=shared,
+                       options=options)
         return i, {"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
-                   "rep": 0, "seed": base, "reference": True,
-                   **score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics)}
+                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}
     s = point_seed(base, m, eps, rep)
     result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
                         measured=measured)
+    values = score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics, shared=shared,
+                   options=options)
     return i, {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
-               "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap",
-               **score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics)}
+               "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap", **values, **rows_used(shared)}
+
+
+def sample_note(points: pd.DataFrame) -> str | None:
+    """Which rows a sweep's sampled measures used, in words for the map's page (None when it has none).
+
+    Read off the table's ``propensity_rows`` and ``dcr_rows`` columns (:func:`rows_used`), so the sizes
+    stated are the ones used, not the settings asked for.
+
+    Examples
+    --------
+    >>> print(sample_note(pd.DataFrame({"dcr_rows": [10_000, 10_000]})))  # doctest: +NORMALIZE_WHITESPACE
+    Samples behind the measures: the median DCR over 10,000 confidential records, the same records for
+    every point (a fixed random subset when the data have more), each against every synthetic row. The
+    other measures use every row; the table's columns propensity_rows and dcr_rows give each point's sizes.
+    """
+    parts = []
+    if "propensity_rows" in points:
+        parts.append(f"the propensity measures (pMSE, AUC, SPECKS) from a logistic fit on "
+                     f"{_sizes(points['propensity_rows'])} stacked rows, real and synthetic rows drawn at random "
+                     "for each point")
+    if "dcr_rows" in points:
+        parts.append(f"the median DCR over {_sizes(points['dcr_rows'])} confidential records, the same records "
+                     "for every point (a fixed random subset when the data have more), each against every "
+                     "synthetic row")
+    if not parts:
+        return None
+    return ("Samples behind the measures: " + "; ".join(parts) + ". The other measures use every row; the "
+            "table's columns propensity_rows and dcr_rows give each point's sizes.")
+
+
+def _sizes(rows: pd.Series) -> str:
+    """"5,000", or "4,990–5,000" when the points' sample sizes differ."""
+    lo, hi = int(rows.min()), int(rows.max())
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
 
 
 def holdout_mask(n: int, share: float, rng: np.random.Generator | None = None) -> np.ndarray:

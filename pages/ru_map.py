@@ -140,6 +140,9 @@ if swept_public:
 answer = steward_question(table, x, y)
 fig = core.plots.ru_figure(table, x, y, answer=answer)
 event = st.plotly_chart(fig, key="ru_chart", on_select="rerun", selection_mode="points")
+samples = core.rumap.sample_note(table)
+if samples:
+    st.caption(samples)
 points = event.selection.points if event and event.selection else []
 if points and "customdata" in points[0]:
     chosen = core.rumap.point_settings(points[0]["customdata"], swept_holdout)

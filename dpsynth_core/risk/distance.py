@@ -43,6 +43,7 @@ __all__ = [
     "DistanceRisk",
     "MembershipInference",
     "distance_risk",
+    "dcr_records",
     "exact_copy_share",
     "gower_dcr",
     "membership_inference",
@@ -50,6 +51,32 @@ __all__ = [
 
 #: Confidential records whose DCR to random public-domain data is measured for the baseline median.
 BASELINE_ROWS = 2000
+#: Public seed of the rule choosing which confidential records a capped DCR measures (:func:`dcr_records`).
+DCR_RECORDS_SEED = 20_190_619
+
+
+def dcr_records(n: int, max_rows: int | None) -> np.ndarray:
+    """Positions, in order, of the records a DCR capped at ``max_rows`` measures among ``n`` records.
+
+    All ``n`` when ``max_rows`` is None or at least ``n``; else ``max_rows`` positions drawn uniformly
+    without replacement by a generator seeded with the public :data:`DCR_RECORDS_SEED`.
+
+    Fixed, so every point of a sweep measures the same records and the points compare fairly (a sample
+    drawn per point would add its own noise between them); random, so the choice does not follow the
+    table's row order (the first rows of diamonds are its cheapest stones). The positions depend on ``n``
+    and the public seed alone, never on a value, and choosing them is no release: the DCR is a risk
+    diagnostic shown to the steward, not published.
+
+    Examples
+    --------
+    >>> dcr_records(5, None).tolist()
+    [0, 1, 2, 3, 4]
+    >>> len(dcr_records(53_940, 10_000)), bool((dcr_records(53_940, 10_000) == dcr_records(53_940, 10_000)).all())
+    (10000, True)
+    """
+    if max_rows is None or max_rows >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(DCR_RECORDS_SEED).choice(n, size=max_rows, replace=False))
 
 
 def gower_dcr(
@@ -58,6 +85,7 @@ def gower_dcr(
     *,
     schema: Any = None,
     n_jobs: int = -1,
+    max_rows: int | None = None,
 ) -> np.ndarray:
     """Gower distance from each real record to its closest synthetic record.
 
@@ -78,11 +106,17 @@ def gower_dcr(
         ranges are read off the union of both frames.
     n_jobs : int, default=-1
         Worker threads of the nearest neighbour query; -1 uses all cores.
+    max_rows : int or None, default=None
+        Measure at most this many real records, those :func:`dcr_records`
+        chooses (the same ones on every call for a table of one size);
+        every synthetic record is still searched, so each distance is
+        exact. None: every record.
 
     Returns
     -------
-    numpy.ndarray of float, shape (len(real),)
-        Distances in [0, 1]; 0 means an identical synthetic record exists.
+    numpy.ndarray of float, shape (min(len(real), max_rows),)
+        Distances in [0, 1], in the order of the records measured; 0 means
+        an identical synthetic record exists.
 
     Notes
     -----
@@ -107,6 +141,7 @@ def gower_dcr(
     check_frame(synth, "synth")
     if len(synth) == 0:
         raise DataError("The synthetic data have no rows, so no distance can be measured; synthesize some rows.")
+    real = real.iloc[dcr_records(len(real), max_rows)]
     encoded_real, encoded_synth = _encode([real, synth], schema)
     check_distance_cost([encoded_real, encoded_synth], encoded_synth)
     return _NearestGower(encoded_synth, n_jobs=n_jobs).query(encoded_real)
@@ -642,8 +677,10 @@ register(Metric(
 
 def dcr_of(ctx) -> np.ndarray:
     """Each real record's Gower distance to its closest synthetic record, for one metric context (shared as
-    ``"dcr"``; the Synthesize readout puts a subsample's there)."""
-    return ctx.cached("dcr", lambda: gower_dcr(ctx.real, ctx.synth, schema=ctx.schema))
+    ``"dcr"``; the Synthesize readout puts a subsample's there). With ``ctx.options["dcr_rows"]`` (the R-U
+    sweep's cap) only the records :func:`dcr_records` chooses are measured."""
+    return ctx.cached("dcr", lambda: gower_dcr(ctx.real, ctx.synth, schema=ctx.schema,
+                                               max_rows=ctx.options.get("dcr_rows")))
 
 
 def distance_of(ctx) -> DistanceRisk:

@@ -21,8 +21,10 @@ import dpsynth_core as core
 from dpsynth_core.metric_info import (METRICS, NEEDS, Metric, MetricContext, metrics, register, section_title,
                                       sections, unregister)
 from dpsynth_core.risk import RiskEstimate
+from dpsynth_core.risk.distance import DCR_RECORDS_SEED
 from dpsynth_core.rumap import metric_options, score, split_holdout
 from dpsynth_core.utility import section_tiles
+from tests.test_risk import _brute_force_gower
 
 COMPUTED = sorted(n for n, m in METRICS.items() if m.on_map)
 UTILITY = sorted(n for n in COMPUTED if METRICS[n].kind == "utility")
@@ -238,3 +240,14 @@ def test_options_set_the_shared_fits_row_cap(data):
     full = MetricContext(train, synth, schema=roles[0], seed=0)
     METRICS["pmse_ratio"].value(full)
     assert full.shared["propensity"].n_used == len(train) + len(synth)
+
+
+def test_options_set_the_records_the_median_dcr_measures(data):
+    # The sweep's cap: the median DCR over 60 records drawn uniformly from the public seed, each distance
+    # Gower's by brute force over every synthetic row (no schema: ranges off the two frames compared).
+    train, _, synth, _ = data
+    ctx = MetricContext(train, synth, seed=0, options={"dcr_rows": 60})
+    chosen = np.sort(np.random.default_rng(DCR_RECORDS_SEED).choice(len(train), size=60, replace=False))
+    want = float(np.median(_brute_force_gower(train.iloc[chosen], synth)))
+    assert METRICS["dcr_median"].value(ctx) == pytest.approx(want, abs=1e-12)
+    assert len(ctx.shared["dcr"]) == 60 < len(train)

@@ -13,6 +13,7 @@ import pytest
 import dpsynth_core as core
 from dpsynth_core import rumap
 from dpsynth_core.metric_info import Metric, register, unregister
+from dpsynth_core.risk import distance
 from dpsynth_core.synth import base
 
 METHODS = ["independent", "dp_seqreg", "cart"]
@@ -161,3 +162,67 @@ def test_a_cancel_leaves_another_sweep_running_at_the_same_time_intact(penguins,
                     n_jobs=2, progress=cancelled)
     thread.join(300)
     pd.testing.assert_frame_equal(out["table"], serial)
+
+
+SMALL = {"propensity_rows": 200, "dcr_rows": 100}  # below penguins' rows, so both samples bite
+
+
+@pytest.fixture(scope="module")
+def sampled(penguins):
+    """A sweep at sample sizes small enough to bite on penguins, serially (the reference)."""
+    df, schema = penguins
+    with joblib.parallel_config(n_jobs=1):
+        return core.ru_map(df, ["independent", "dp_seqreg"], [1.0], seed=5, schema=schema, options=SMALL)
+
+
+def test_sampled_measures_equal_their_computation_on_the_same_samples(penguins, sampled):
+    df, schema = penguins
+    used = schema.used
+    # The DCR's records: drawn here by the rule's definition (uniform, without replacement, public seed),
+    # every synthetic row searched; the propensity fit on 200 stacked rows drawn from the point's seed.
+    records = np.sort(np.random.default_rng(distance.DCR_RECORDS_SEED).choice(len(df), size=100, replace=False))
+    assert list(sampled["propensity_rows"]) == [200] * len(sampled)
+    assert list(sampled["dcr_rows"]) == [100] * len(sampled)
+    for row in sampled.itertuples():
+        synth = df if row.method == "original" else core.synthesize(
+            df, row.method, epsilon=None if row.epsilon != row.epsilon else row.epsilon, schema=schema,
+            seed=int(row.seed)).data
+        dcr = float(np.median(core.risk.gower_dcr(df[used].iloc[records], synth[used], schema=schema)))
+        fit = core.utility.propensity_metrics(df[used], synth[used], interactions=True, seed=int(row.seed),
+                                              max_rows=200)
+        assert (row.dcr_median, row.pmse_ratio, row.auc, row.specks) == (dcr, fit.pmse_ratio, fit.auc, fit.specks)
+    # Every row would give other figures: the samples are what the table reports.
+    full = rumap.score(df, core.synthesize(df, "independent", epsilon=1.0, schema=schema,
+                                           seed=int(sampled["seed"][1])).data, schema=schema,
+                       seed=int(sampled["seed"][1]), metrics=["dcr_median", "pmse_ratio"])
+    assert (full["dcr_median"], full["pmse_ratio"]) != (sampled["dcr_median"][1], sampled["pmse_ratio"][1])
+
+
+def test_sampled_sweep_in_local_processes_gives_the_serial_table(penguins, sampled):
+    df, schema = penguins
+    table = core.ru_map(df, ["independent", "dp_seqreg"], [1.0], seed=5, schema=schema, options=SMALL, n_jobs=2)
+    pd.testing.assert_frame_equal(table, sampled)
+
+
+def test_the_sample_sizes_are_columns_of_the_default_sweep(penguins, serial):
+    # Penguins has fewer rows than either cap: every record measured, every row stacked.
+    df, schema = penguins
+    train = int((~_mask(df)).sum())
+    assert set(serial["dcr_rows"]) == {train}
+    assert (serial["propensity_rows"] > train).all()
+    # A sweep without those measures has no such columns.
+    with joblib.parallel_config(n_jobs=1):
+        table = core.ru_map(df, ["independent"], [1.0], seed=1, schema=schema, metrics=["ks_mean"])
+    assert not {"propensity_rows", "dcr_rows"} & set(table.columns)
+
+
+def test_dcr_records_are_a_fixed_uniform_subset_not_the_first_rows():
+    n, k = 53_940, 10_000
+    rows = distance.dcr_records(n, k)
+    assert len(np.unique(rows)) == k and rows.min() >= 0 and rows.max() < n
+    assert (rows == distance.dcr_records(n, k)).all()  # the same records on every call
+    # Each quarter of the table holds a quarter of them: 2,500 ± 4.6 sd (sd = √(k·¼·¾·(n − k)/(n − 1)) ≈ 39),
+    # not the first 10,000 rows (on diamonds, its cheapest stones).
+    quarters = np.bincount(rows * 4 // n, minlength=4)
+    assert np.all(np.abs(quarters - k / 4) < 180), quarters
+    assert (distance.dcr_records(n, None) == np.arange(n)).all() and (distance.dcr_records(50, 80) == np.arange(50)).all()

@@ -177,6 +177,9 @@ def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     assert {"original", "bootstrap", "cart"} <= set(table["method"])
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["xaxis"]["title"]["text"].endswith("(risk)")
+    # The page states the samples the measures used, as the table records them.
+    assert {"propensity_rows", "dcr_rows"} <= set(table.columns)
+    assert core.rumap.sample_note(table) in [c.value for c in at.caption]
     # Every synthesis of the confidential data in the sweep is logged: 2 DP points + cart + bootstrap.
     sweep_log = [e for e in at.session_state["session_log"] if e["purpose"] == "R-U sweep"]
     assert sorted((e["method"], e["epsilon_total"]) for e in sweep_log) == [
