@@ -3,35 +3,48 @@
 McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge, as
 METHODS.md §2 states it, in zero-concentrated DP (Bun & Steinke 2016):
 
-1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε; each third of it buys one step.
-2. Every 1-way marginal gets Gaussian noise, σ² = 3d/(2ρ) (a record adds 1 to
-   one cell of each of the d tables: L2 sensitivity 1 per table).
-   Values whose noisy count is below 3σ are merged into one "rare" value
-   (post-processing, as in the authors' code): fewer cells to measure later.
+1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``RHO_SHARES``)
+   20% to the 1-way marginals, 5% to choosing the tree and 75% to the tree's
+   2-way marginals, which carry the associations (the paper splits in thirds;
+   this split gives a lower mean 2-way total variation on diamonds at every ε
+   in bench/bench_dp_utility.py, and the selection still finds the strong pairs).
+2. Every 1-way marginal gets Gaussian noise, σ² = d/(2ρ₁) (a record adds 1 to
+   one cell of each of the d tables: L2 sensitivity 1 per table), over the
+   column's coarse bins (``bins`` per numeric column).
+   Post-processing of these noisy counts alone: values below 3σ are merged
+   into one "rare" value (as in the authors' code: fewer cells to measure),
+   and a numeric column that keeps at most a fifth of its bins (diamonds'
+   depth, table, y, z: their declared bounds are wide) is modelled at
+   half-width bins inside the bins it keeps.
 3. d − 1 pairs forming a spanning tree, chosen in Kruskal's order: each step
    picks among the pairs joining two components by the exponential
    mechanism on ‖M_ij(D) − M_ij(p̂)‖₁ (sensitivity 1; p̂ the independent model
-   of step 2), at ε₀ = √(8ρ/(3(d − 1))) (ρ = ε₀²/8 per step).
-4. The chosen 2-way marginals get Gaussian noise, σ² = 3(d − 1)/(2ρ).
+   of step 2), at ε₀ = √(8ρ_s/(d − 1)) (ρ = ε₀²/8 per step).
+4. The chosen 2-way marginals (on the domains of step 2) get Gaussian noise;
+   table e gets ρ_e ∝ cells_e^(2/3) of ρ₂ (:func:`allocate_rho`), σ_e² = 1/(2ρ_e).
 5. Estimation (post-processing): each column's distribution combines its
-   noisy 1-way with the margins of its noisy 2-way tables (inverse-variance
-   weights), projected onto the simplex; each tree edge's table is projected
-   onto non-negative tables and fitted to its two column distributions by
-   iterative proportional fitting. From that tree model, mirror descent on
-   the squared error of every noisy marginal (Private-PGM's estimator,
-   McKenna et al. 2019; exact belief propagation on the tree) refines the
-   root distribution and each child's conditional given its parent.
+   noisy 2-way margins (and its noisy 1-way, when modelled on its bins)
+   with inverse-variance weights, projected onto the simplex; each tree
+   edge's table is projected onto non-negative tables and fitted to its two
+   column distributions by iterative proportional fitting. From that tree
+   model, mirror descent on the squared error of every noisy marginal
+   (Private-PGM's estimator, McKenna et al. 2019; exact belief propagation on
+   the tree) refines the potentials.
 6. Records are drawn i.i.d. from the tree model, ancestrally: the root, then
    each child from P(child | parent) with its own random number — never by
    rounding counts, which couples columns drawn from the same parent.
 
 Numeric columns are binned over their declared public bounds and drawn
-uniformly inside the bin. Neighbouring datasets: add or remove one record.
+uniformly inside the bin. Every choice that depends on the data (merged
+values, half-width bins, each table's ρ_e) is made from the noisy
+counts only: the measure step holds the exact counts, and a new ε or seed
+re-runs only steps 1–6. Neighbouring datasets: add or remove one record.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -40,23 +53,75 @@ from ..privacy import TOTAL, Budget, Step
 from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
-from .encoding import decode_column, encode
+from .encoding import Domain, column_domain, decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
 
+#: Shares of ρ: 1-way marginals, tree selection, the tree's 2-way marginals.
+RHO_SHARES = (0.20, 0.05, 0.75)
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
+REFINE_SHARE = 0.2  # a numeric column keeping at most this share of its bins is modelled at half-width bins
 IPF_ITERATIONS = 30
 MD_ITERATIONS = 100  # from the IPF start, TV2 on diamonds stops improving by about 100
 
 
+def split_rho(rho: float, d: int) -> tuple[float, float, float]:
+    """ρ of the 1-way measurement, the tree selection and the 2-way measurement; they sum to ``rho``.
+
+    One column has no pair to choose or measure: it all goes to its 1-way marginal.
+
+    >>> split_rho(1.0, 10)
+    (0.2, 0.05, 0.75)
+    """
+    if d < 2:
+        return rho, 0.0, 0.0
+    one, select = rho * RHO_SHARES[0], rho * RHO_SHARES[1]
+    return one, select, rho - one - select
+
+
+def allocate_rho(rho: float, cells) -> np.ndarray:
+    """ρ of each noisy table: ρ_e = ρ·c_e^(2/3) / Σ c^(2/3), for tables of c_e cells.
+
+    Why 2/3: a table measured at ρ_e gets σ_e = 1/√(2ρ_e) per cell, so its
+    expected L1 error (what total variation sees) is c_e·σ_e·√(2/π). The
+    total Σ c_e (2ρ_e)^(−1/2) is convex in the ρ_e; with a multiplier λ for
+    Σ ρ_e = ρ, the optimum has ½·c_e·(2ρ_e)^(−1/2)/ρ_e = λ for every e, i.e.
+    ρ_e^(3/2) ∝ c_e. (Minimising the total squared error Σ c_e/(2ρ_e) instead
+    would give ρ_e ∝ √c_e.) Equal shares would spend as much on a 4-cell
+    table as on a 400-cell one, whose error is then the largest.
+
+    >>> allocate_rho(1.0, [1, 8]).tolist()
+    [0.2, 0.8]
+    """
+    w = np.asarray(cells, dtype=float) ** (2 / 3)
+    return rho * w / w.sum()
+
+
 def measure_marginals(df, schema, columns, bins):
-    """Every 1-way and 2-way count table over the discretised domains (the only data read)."""
-    codes, domains = encode(df, schema, columns, bins)
+    """Every 1-way and 2-way count table at half-width bins (the only data read).
+
+    Generating sums pairs of half-width bins into the ``bins`` bins it
+    measures, and keeps them apart only where step 2 chose to refine.
+    """
+    codes, domains = encode(df, schema, columns, 2 * bins)
     sizes = [d.size for d in domains]
     one = [count_table(codes[:, [j]], [sizes[j]]) for j in range(len(columns))]
     two = {(i, j): count_table(codes[:, [i, j]], [sizes[i], sizes[j]])
            for i, j in itertools.combinations(range(len(columns)), 2)}
-    return {"columns": list(columns), "domains": domains, "one": one, "two": two}
+    coarse = [_coarse_of(schema[c], dom, bins) for c, dom in zip(columns, domains)]
+    return {"columns": list(columns), "domains": domains, "coarse": coarse, "one": one, "two": two}
+
+
+def _coarse_of(col, fine: Domain, bins: int) -> np.ndarray:
+    """The bin (of ``bins`` per numeric column) holding each half-width bin: pairs of them.
+
+    Categories, and whole-number columns with one bin per value at ``bins``,
+    are the same at both widths.
+    """
+    if col.kind != "numeric" or column_domain(col, bins).size == fine.size:
+        return np.arange(fine.size)
+    out = np.arange(len(fine.labels)) // 2
+    return np.append(out, out[-1] + 1) if fine.missing_code is not None else out
 
 
 def _groups(noisy: np.ndarray, sigma: float) -> np.ndarray:
@@ -67,9 +132,27 @@ def _groups(noisy: np.ndarray, sigma: float) -> np.ndarray:
     return np.where(keep, np.cumsum(keep) - 1, keep.sum())
 
 
-def _compress(table: np.ndarray, gi: np.ndarray, gj: np.ndarray) -> np.ndarray:
-    out = np.zeros((gi.max() + 1, gj.max() + 1))
-    np.add.at(out, (gi[:, None], gj[None, :]), table)
+def _model_codes(coarse: np.ndarray, groups: np.ndarray, refine: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Model code of each half-width bin, and the 1-way group of each model code.
+
+    Unrefined, the model codes are the 1-way groups. Refined, each half-width
+    bin inside a kept bin is a code of its own, and the rare bins still share
+    the last one.
+    """
+    grp = groups[coarse]
+    if not refine:
+        return grp, np.arange(groups.max() + 1)
+    rare = grp == groups.max()
+    model = np.where(rare, (~rare).sum(), np.cumsum(~rare) - 1)
+    to_one = np.zeros(model.max() + 1, dtype=np.int64)
+    to_one[model] = grp
+    return model, to_one
+
+
+def _onehot(codes: np.ndarray) -> np.ndarray:
+    """Matrix summing a table's cells by ``codes`` along one axis: T → Gᵀ T G."""
+    out = np.zeros((codes.size, codes.max() + 1))
+    out[np.arange(codes.size), codes] = 1.0
     return out
 
 
@@ -96,95 +179,168 @@ class MST(Synthesizer):
     options = (opt.bins(constraints.MST_DEFAULT_BINS),)
 
     def refuse(self, schema, columns, n, *, bins, **params):
-        return table_cells_refusal(schema, columns, bins, 2, "MST")
+        # the measure step keeps the 2-way tables at half-width bins
+        return table_cells_refusal(schema, columns, 2 * bins, 2, "MST")
 
     def measure(self, df, schema, columns, *, bins):
         return measure_marginals(df, schema, columns, bins)
 
     def generate(self, measured, *, epsilon, n, rng, bins, delta=constraints.DEFAULT_DELTA):
-        columns, domains = measured["columns"], measured["domains"]
-        d = len(columns)
+        d = len(measured["columns"])
         rho = zcdp_rho(epsilon, delta)
-        steps_rho = (rho / 3, rho / 3, rho / 3) if d > 1 else (rho, 0.0, 0.0)
-        conversion = (f"zCDP: ρ = {rho:.4g} is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε "
-                      f"(= {zcdp_epsilon(rho, delta):.4g}, δ = {delta:g}); each step's ε and δ are its share "
-                      "of ρ times the total")
-
-        # 1. noisy 1-way marginals
-        sigma1 = np.sqrt(d / (2 * steps_rho[0]))
-        noisy1 = [x + rng.normal(0, sigma1, x.shape) for x in measured["one"]]
-        groups = [_groups(y, sigma1) for y in noisy1]
-        ks = [g.max() + 1 for g in groups]
-        y1 = [np.bincount(g, weights=y, minlength=k) for g, y, k in zip(groups, noisy1, ks)]
-        v1 = [np.bincount(g, minlength=k) * sigma1 ** 2 for g, k in zip(groups, ks)]  # variance per cell
-        totals = [(y.sum(), v.sum()) for y, v in zip(y1, v1)]
-
-        # 2. the spanning tree, chosen privately
-        edges: list[tuple[int, int]] = []
+        rho1, rho_s, rho2 = split_rho(rho, d)
+        one = _measure_one_way(measured, rho1, rng)
+        edges, eps0, tree = [], 0.0, {}
         if d > 1:
-            n1 = _weighted(totals)
-            model1 = [project_simplex(y, 1.0 * max(n1, 1.0)) for y in y1]
-            model1 = [m / m.sum() if m.sum() > 0 else np.full(m.size, 1 / m.size) for m in model1]
-            compressed = {e: _compress(t, groups[e[0]], groups[e[1]]) for e, t in measured["two"].items()}
-            score = {e: np.abs(t - max(n1, 0.0) * np.outer(model1[e[0]], model1[e[1]])).sum()
-                     for e, t in compressed.items()}
-            eps0 = np.sqrt(8 * steps_rho[1] / (d - 1))
-            component = list(range(d))
-            for _ in range(d - 1):
-                candidates = [e for e in score if component[e[0]] != component[e[1]]]
-                e = candidates[exponential_mechanism(np.array([score[c] for c in candidates]), eps0, 1.0, rng)]
-                edges.append(e)
-                old, new = component[e[1]], component[e[0]]
-                component = [new if c == old else c for c in component]
-
-            # 3. noisy 2-way marginals on the tree
-            sigma2 = np.sqrt((d - 1) / (2 * steps_rho[2]))
-            noisy2 = {e: compressed[e] + rng.normal(0, sigma2, compressed[e].shape) for e in edges}
-            totals += [(t.sum(), t.size * sigma2 ** 2) for t in noisy2.values()]
-
-        # 4. estimation: column distributions, then each edge's table fitted to them
-        total = max(_weighted(totals), 1.0)
-        est, weight = [y / v for y, v in zip(y1, v1)], [1 / v for v in v1]
-        for (i, j), t in (noisy2.items() if d > 1 else ()):
-            for a, axis, other in ((i, 1, ks[j]), (j, 0, ks[i])):
-                var = other * sigma2 ** 2
-                est[a] = est[a] + t.sum(axis=axis) / var
-                weight[a] = weight[a] + 1 / var
-        marg = [project_simplex(e / w, total) for e, w in zip(est, weight)]
-        tables = {e: _ipf(project_simplex(t, total), marg[e[0]], marg[e[1]]) for e, t in (noisy2.items() if d > 1 else ())}
-
-        # 5. the tree rooted at column 0, refined by mirror descent on the squared error of every
-        #    measurement (Private-PGM's estimator, exact on a tree), then i.i.d. ancestral sampling
+            edges, eps0 = _select_tree(measured, one, rho_s, rng)
+            tree = _measure_tree(measured, one, edges, rho2, rng)
         order, parent = _rooted(d, edges)
-        oriented = {c: (tables[(parent[c], c)] if (parent[c], c) in tables else tables[(c, parent[c])].T)
-                    for c in order[1:]}
-        noisy_oriented = {c: (noisy2[(parent[c], c)] if (parent[c], c) in noisy2 else noisy2[(c, parent[c])].T)
-                          for c in order[1:]}
-        root_p, cond = _mirror_descent(order, parent, marg[0], oriented, y1, v1, noisy_oriented,
-                                       sigma2 if d > 1 else 1.0, total)
-        codes = np.empty((n, d), dtype=np.int64)
-        codes[:, 0] = rng.choice(ks[0], size=n, p=root_p)
-        for c in order[1:]:
-            codes[:, c] = sample_rows(cond[c], codes[:, parent[c]], rng)
+        root_p, cond = _estimate(order, parent, one, tree)
+        values = _sample(measured, one, order, parent, root_p, cond, n, rng)
+        return values, _ledger_steps(measured["columns"], epsilon, delta, rho, (rho1, rho_s, rho2), one, edges,
+                                     eps0, tree)
 
-        values = {}
-        for j, (c, dom) in enumerate(zip(columns, domains)):
-            values[c] = decode_column(_expand(codes[:, j], groups[j], noisy1[j], rng), dom, rng)
 
-        share = epsilon / 3 if d > 1 else epsilon
-        steps = [Step("Gaussian (zCDP)", f"1-way marginals of {d} columns", share, delta=delta * share / epsilon,
-                      sensitivity=1.0, detail=f"ρ = {steps_rho[0]:.4g} over {d} tables, σ = {sigma1:.4g} per cell; "
-                                              f"values below {RARE_SIGMAS:g}σ merged; " + conversion)]
-        if d > 1:
-            chosen = ", ".join(f"{columns[i]}–{columns[j]}" for i, j in edges)
-            steps.append(Step("exponential mechanism (zCDP)", f"spanning tree: {d - 1} pairs of columns", share,
-                              delta=delta * share / epsilon, sensitivity=1.0,
-                              detail=f"ρ = {steps_rho[1]:.4g} over {d - 1} Kruskal steps, ε₀ = {eps0:.4g} each "
-                                     f"(ρ = ε₀²/8); score ‖M_ij(D) − M_ij(p̂)‖₁; chosen: {chosen}"))
-            steps.append(Step("Gaussian (zCDP)", f"2-way marginals on the tree ({d - 1} tables)", share,
-                              delta=delta * share / epsilon, sensitivity=1.0,
-                              detail=f"ρ = {steps_rho[2]:.4g} over {d - 1} tables, σ = {sigma2:.4g} per cell"))
-        return values, steps
+def _measure_one_way(measured, rho1: float, rng) -> dict:
+    """Step 2: noisy counts of each column's bins, and the model domains read off them (post-processing)."""
+    d = len(measured["columns"])
+    sigma = math.sqrt(d / (2 * rho1))
+    out = {"sigma": sigma, "noisy": [], "model": [], "to_one": [], "y": [], "v": [], "refined": []}
+    for coarse, exact, dom in zip(measured["coarse"], measured["one"], measured["domains"]):
+        noisy = np.bincount(coarse, weights=exact) + rng.normal(0, sigma, coarse.max() + 1)
+        groups = _groups(noisy, sigma)
+        kept = int((noisy >= RARE_SIGMAS * sigma).sum())
+        # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group
+        refine = coarse.size > coarse.max() + 1 and 0 < kept <= REFINE_SHARE * noisy.size
+        model, to_one = _model_codes(coarse, groups, refine)
+        out["noisy"].append(noisy)
+        out["model"].append(model)
+        out["to_one"].append(to_one)
+        out["y"].append(np.bincount(groups, weights=noisy))
+        out["v"].append(np.bincount(groups) * sigma ** 2)  # variance of each group's sum
+        out["refined"].append(refine)
+    return out
+
+
+def _select_tree(measured, one: dict, rho_s: float, rng) -> tuple[list[tuple[int, int]], float]:
+    """Step 3: d − 1 pairs in Kruskal's order, each by the exponential mechanism at ε₀ = √(8ρ_s/(d − 1)).
+
+    Scored on the exact 2-way tables over the 1-way groups against the independent model of the
+    noisy 1-way counts (sensitivity 1: one record moves one cell of the table by 1).
+    """
+    d = len(measured["columns"])
+    n1 = max(_weighted([(y.sum(), v.sum()) for y, v in zip(one["y"], one["v"])]), 1.0)
+    p1 = [project_simplex(y, n1) for y in one["y"]]
+    p1 = [p / p.sum() if p.sum() > 0 else np.full(p.size, 1 / p.size) for p in p1]
+    group_of = [_onehot(to_one[model]) for model, to_one in zip(one["model"], one["to_one"])]
+    score = {(i, j): np.abs(group_of[i].T @ t @ group_of[j] - n1 * np.outer(p1[i], p1[j])).sum()
+             for (i, j), t in measured["two"].items()}
+    eps0 = math.sqrt(8 * rho_s / (d - 1))
+    component, edges = list(range(d)), []
+    for _ in range(d - 1):
+        candidates = [e for e in score if component[e[0]] != component[e[1]]]
+        e = candidates[exponential_mechanism(np.array([score[c] for c in candidates]), eps0, 1.0, rng)]
+        edges.append(e)
+        old, new = component[e[1]], component[e[0]]
+        component = [new if c == old else c for c in component]
+    return edges, eps0
+
+
+def _measure_tree(measured, one: dict, edges, rho2: float, rng) -> dict:
+    """Step 4: each tree pair's table over the model codes, with Gaussian noise at its ρ_e."""
+    exact = {}
+    for i, j in edges:
+        gi, gj = _onehot(one["model"][i]), _onehot(one["model"][j])
+        exact[(i, j)] = gi.T @ measured["two"][(i, j)] @ gj
+    rhos = allocate_rho(rho2, [t.size for t in exact.values()])
+    sigma = {e: math.sqrt(1 / (2 * r)) for e, r in zip(exact, rhos)}
+    noisy = {e: t + rng.normal(0, sigma[e], t.shape) for e, t in exact.items()}
+    return {"noisy": noisy, "sigma": sigma}
+
+
+def _estimate(order, parent, one: dict, tree: dict) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """Step 5: the root's distribution and each child's conditional given its parent (post-processing)."""
+    noisy, var = tree.get("noisy", {}), {e: s ** 2 for e, s in tree.get("sigma", {}).items()}
+    totals = [(y.sum(), v.sum()) for y, v in zip(one["y"], one["v"])]
+    totals += [(t.sum(), t.size * var[e]) for e, t in noisy.items()]
+    total = max(_weighted(totals), 1.0)
+    marg = []
+    for i, refined in enumerate(one["refined"]):
+        size = one["to_one"][i].size
+        est, weight = np.zeros(size), np.zeros(size)
+        if not refined:  # refined columns' 1-way counts are over pairs of their model codes
+            est, weight = one["y"][i] / one["v"][i], 1 / one["v"][i]
+        for (a, b), t in noisy.items():
+            if i in (a, b):
+                other = t.shape[1] if i == a else t.shape[0]
+                est = est + t.sum(axis=1 if i == a else 0) / (other * var[(a, b)])
+                weight = weight + 1 / (other * var[(a, b)])
+        marg.append(project_simplex(est / weight, total))
+    tables = {(a, b): _ipf(project_simplex(t, total), marg[a], marg[b]) for (a, b), t in noisy.items()}
+
+    def oriented(store, c):
+        return store[(parent[c], c)] if (parent[c], c) in store else store[(c, parent[c])].T
+
+    start = {c: oriented(tables, c) for c in order[1:]}
+    y2 = {c: oriented(noisy, c) for c in order[1:]}
+    v2 = {c: var[(parent[c], c)] if (parent[c], c) in var else var[(c, parent[c])] for c in order[1:]}
+    return _mirror_descent(order, parent, marg[order[0]], start, one, y2, v2, total)
+
+
+def _sample(measured, one: dict, order, parent, root_p, cond, n: int, rng) -> dict[str, np.ndarray]:
+    """Step 6: model codes drawn ancestrally, then a half-width bin inside each, then a value inside it."""
+    codes = np.empty((n, len(order)), dtype=np.int64)
+    codes[:, order[0]] = sample_rows(root_p[None, :], np.zeros(n, dtype=np.int64), rng)
+    for c in order[1:]:
+        codes[:, c] = sample_rows(cond[c], codes[:, parent[c]], rng)
+    values = {}
+    for j, (name, dom) in enumerate(zip(measured["columns"], measured["domains"])):
+        model, coarse = one["model"][j], measured["coarse"][j]
+        fine = codes[:, j] if np.array_equal(model, np.arange(model.size)) else \
+            sample_rows(_fine_given_model(model, coarse, one["noisy"][j]), codes[:, j], rng)
+        values[name] = decode_column(fine, dom, rng)
+    return values
+
+
+def _fine_given_model(model: np.ndarray, coarse: np.ndarray, noisy: np.ndarray) -> np.ndarray:
+    """P(half-width bin | model code): the rare values in proportion to their noisy counts (≥ 0), the two
+    halves of a bin equally (uniform inside it); a code with no positive count spreads evenly."""
+    halves = np.bincount(coarse)
+    w = np.zeros((model.max() + 1, model.size))
+    w[model, np.arange(model.size)] = np.clip(noisy[coarse], 0, None) / halves[coarse]
+    empty = w.sum(axis=1) <= 0
+    w[empty] = (model[None, :] == np.flatnonzero(empty)[:, None])
+    return w
+
+
+def _ledger_steps(columns, epsilon, delta, rho, rhos, one: dict, edges, eps0, tree: dict) -> list[Step]:
+    """The three zCDP steps, each with its share of ε and δ in proportion to its ρ."""
+    d = len(columns)
+    shares = [epsilon * r / rho for r in rhos]
+    conversion = (f"zCDP: ρ = {rho:.4g} is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε "
+                  f"(= {zcdp_epsilon(rho, delta):.4g}, δ = {delta:g}); each step's ε and δ are its share "
+                  "of ρ times the total")
+    refined = [c for c, r in zip(columns, one["refined"]) if r]
+    steps = [Step("Gaussian (zCDP)", f"1-way marginals of {d} columns", shares[0], delta=delta * rhos[0] / rho,
+                  sensitivity=1.0,
+                  detail=f"ρ = {rhos[0]:.4g} over {d} tables, σ = {one['sigma']:.4g} per cell; values below "
+                         f"{RARE_SIGMAS:g}σ merged" + (f"; {', '.join(refined)} keep at most "
+                                                       f"{REFINE_SHARE:.0%} of their bins: modelled at half-width "
+                                                       "bins inside them" if refined else "")
+                         + " (both post-processing of these noisy counts); " + conversion)]
+    if d > 1:
+        chosen = ", ".join(f"{columns[i]}–{columns[j]}" for i, j in edges)
+        steps.append(Step("exponential mechanism (zCDP)", f"spanning tree: {d - 1} pairs of columns", shares[1],
+                          delta=delta * rhos[1] / rho, sensitivity=1.0,
+                          detail=f"ρ = {rhos[1]:.4g} over {d - 1} Kruskal steps, ε₀ = {eps0:.4g} each "
+                                 f"(ρ = ε₀²/8); score ‖M_ij(D) − M_ij(p̂)‖₁; chosen: {chosen}"))
+        tables = "; ".join(f"{columns[i]}–{columns[j]} {t.size} cells σ = {tree['sigma'][(i, j)]:.4g}"
+                           for (i, j), t in tree["noisy"].items())
+        steps.append(Step("Gaussian (zCDP)", f"2-way marginals on the tree ({d - 1} tables)", shares[2],
+                          delta=delta * rhos[2] / rho, sensitivity=1.0,
+                          detail=f"ρ = {rhos[2]:.4g} over {d - 1} tables, each ρ_e ∝ cells^(2/3) (cells after "
+                                 f"step 1's merging and refining): {tables}"))
+    return steps
 
 
 def _rooted(d: int, edges: list[tuple[int, int]]) -> tuple[list[int], dict[int, int]]:
@@ -202,44 +358,47 @@ def _rooted(d: int, edges: list[tuple[int, int]]) -> tuple[list[int], dict[int, 
     return order, parent
 
 
-def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(x - m), axis=axis))
+def _beliefs(order, parent, children, phi, psi):
+    """Exact node and edge marginals of p(x) ∝ exp(Σ φ_i(x_i) + Σ ψ_c(x_parent(c), x_c)) on the tree.
 
-
-def _beliefs(order, parent, phi, psi):
-    """Exact node and edge marginals of p(x) ∝ exp(Σ φ_i(x_i) + Σ ψ_c(x_parent(c), x_c)) on the tree."""
-    children = {i: [] for i in order}
-    for c in order[1:]:
-        children[parent[c]].append(c)
-    up, inner = {}, {}
+    Two passes of sum-product in probability space, each potential scaled by
+    its largest entry and each message normalised (so nothing overflows); a
+    step whose potentials underflow gives NaN and mirror descent rejects it.
+    """
+    pot = {i: np.exp(phi[i] - phi[i].max()) for i in order}
+    edge = {c: np.exp(psi[c] - psi[c].max()) for c in order[1:]}
+    inner, up = {}, {}
     for c in reversed(order):
-        inner[c] = phi[c] + sum((up[k] for k in children[c]), np.zeros_like(phi[c]))
+        x = pot[c]
+        for k in children[c]:
+            x = x * up[k]
+        inner[c] = x / x.sum()
         if c != order[0]:
-            up[c] = _logsumexp(psi[c] + inner[c][None, :], axis=1)
-    full = {order[0]: inner[order[0]]}
+            u = edge[c] @ inner[c]
+            up[c] = u / u.sum()
+    nodes, pairs = {order[0]: inner[order[0]]}, {}
     for c in order[1:]:
-        p = parent[c]
-        full[c] = inner[c] + _logsumexp(psi[c] + (full[p] - up[c])[:, None], axis=0)
-    nodes = {i: np.exp(f - _logsumexp(f, axis=0)) for i, f in full.items()}
-    pairs = {}
-    for c in order[1:]:
-        p = parent[c]
-        lp = psi[c] + (full[p] - up[c])[:, None] + inner[c][None, :]
-        pairs[c] = np.exp(lp - _logsumexp(lp.ravel(), axis=0))
+        # what the rest of the tree says of the parent: its marginal without c's message (where that
+        # message is 0 so is every joint cell of that parent value)
+        rest = nodes[parent[c]] / np.where(up[c] > 0, up[c], 1.0)
+        joint = rest[:, None] * edge[c] * inner[c][None, :]
+        pairs[c] = joint / joint.sum()
+        nodes[c] = pairs[c].sum(axis=0)
     return nodes, pairs
 
 
-def _mirror_descent(order, parent, root, tables, y1, v1, y2, sigma2, total, iters=MD_ITERATIONS):
+def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters=MD_ITERATIONS):
     """Root distribution and conditionals of the tree model fitted to every noisy marginal.
 
-    Minimises ½Σ‖N·b_i − y_i‖²/v_i + ½Σ‖N·b_e − y_e‖²/σ₂² over the tree's distributions by
-    mirror descent on the log-potentials (McKenna et al. 2019; the step halves until the loss falls),
-    started from the fitted tables (a good model already). Post-processing of the noisy marginals.
+    Minimises ½Σ‖N·A_i b_i − y_i‖²/v_i + ½Σ‖N·b_e − y_e‖²/σ_e² over the tree's distributions (A_i sums
+    a refined column's half-width bins into the bins its 1-way counts are over) by mirror descent on the
+    log-potentials (McKenna et al. 2019; the step halves until the loss falls), started from the fitted
+    tables (a good model already). Post-processing of the noisy marginals.
     """
+    children = {i: [c for c in order[1:] if parent[c] == i] for i in order}
+    to_one, y1, v1 = one["to_one"], one["y"], one["v"]
     with np.errstate(divide="ignore"):
-        phi = {i: np.zeros(len(y1[i])) for i in order}
+        phi = {i: np.zeros(to_one[i].size) for i in order}
         phi[order[0]] = np.log(root / root.sum()) if root.sum() > 0 else np.zeros(root.size)
         psi = {c: np.log(_rows(t)) for c, t in tables.items()}
     phi = {i: np.maximum(v, -50.0) for i, v in phi.items()}
@@ -248,16 +407,16 @@ def _mirror_descent(order, parent, root, tables, y1, v1, y2, sigma2, total, iter
     def loss_grad(nodes, pairs):
         loss, g_node, g_pair = 0.0, {}, {}
         for i in order:
-            r = total * nodes[i] - y1[i]
-            loss += 0.5 * float(np.sum(r * r / v1[i]))
-            g_node[i] = total * r / v1[i]
+            r = total * np.bincount(to_one[i], weights=nodes[i], minlength=y1[i].size) - y1[i]
+            loss += 0.5 * float(np.dot(r, r / v1[i]))
+            g_node[i] = total * (r / v1[i])[to_one[i]]
         for c in order[1:]:
             r = total * pairs[c] - y2[c]
-            loss += 0.5 * float(np.sum(r * r)) / sigma2 ** 2
-            g_pair[c] = total * r / sigma2 ** 2
+            loss += 0.5 * float(np.vdot(r, r)) / v2[c]
+            g_pair[c] = total * r / v2[c]
         return loss, g_node, g_pair
 
-    nodes, pairs = _beliefs(order, parent, phi, psi)
+    nodes, pairs = _beliefs(order, parent, children, phi, psi)
     loss, g_node, g_pair = loss_grad(nodes, pairs)
     alpha = 1.0 / total ** 2
     for _ in range(iters):
@@ -265,7 +424,8 @@ def _mirror_descent(order, parent, root, tables, y1, v1, y2, sigma2, total, iter
         for _ in range(25):
             phi2 = {i: phi[i] - alpha * g_node[i] for i in order}
             psi2 = {c: psi[c] - alpha * g_pair[c] for c in order[1:]}
-            nodes2, pairs2 = _beliefs(order, parent, phi2, psi2)
+            with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
+                nodes2, pairs2 = _beliefs(order, parent, children, phi2, psi2)
             loss2, gn2, gp2 = loss_grad(nodes2, pairs2)
             if loss2 < loss:
                 break
@@ -286,18 +446,3 @@ def _weighted(pairs: list[tuple[float, float]]) -> float:
     """Inverse-variance weighted mean of (estimate, variance) pairs."""
     w = np.array([1 / v for _, v in pairs])
     return float(np.dot(w, [e for e, _ in pairs]) / w.sum())
-
-
-def _expand(codes: np.ndarray, groups: np.ndarray, noisy: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Original codes from compressed ones: a rare value drawn in proportion to its noisy count (≥ 0)."""
-    if np.array_equal(groups, np.arange(groups.size)):
-        return codes
-    out = codes.copy()
-    rare = np.flatnonzero(groups == groups.max())
-    hit = codes == groups.max()
-    w = np.clip(noisy[rare], 0, None)
-    p = w / w.sum() if w.sum() > 0 else np.full(rare.size, 1 / rare.size)
-    out[hit] = rng.choice(rare, size=int(hit.sum()), p=p)
-    kept = np.flatnonzero(groups != groups.max())
-    out[~hit] = kept[codes[~hit]]
-    return out

@@ -19,6 +19,7 @@ from dpsynth_core.privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from dpsynth_core.synth.graphical import project_simplex, sample_rows
+from dpsynth_core.synth.mst import allocate_rho, split_rho
 from dpsynth_core.synth.privbayes import r_score
 
 
@@ -82,10 +83,70 @@ def test_mst_noise_scales_by_hand(diamonds):
     rho = zcdp_rho(1.0, constraints.DEFAULT_DELTA)
     d = len(schema.used)
     one, select, two = s.ledger["steps"]
-    assert f"σ = {math.sqrt(3 * d / (2 * rho)):.4g} per cell" in one["detail"]
-    assert f"ε₀ = {math.sqrt(8 * rho / 3 / (d - 1)):.4g} each" in select["detail"]
-    assert f"σ = {math.sqrt(3 * (d - 1) / (2 * rho)):.4g} per cell" in two["detail"]
+    # ρ split 20% / 5% / 75%: σ₁² = d/(2·0.2ρ), ε₀ = √(8·0.05ρ/(d − 1))
+    assert f"σ = {math.sqrt(d / (2 * 0.2 * rho)):.4g} per cell" in one["detail"]
+    assert f"ε₀ = {math.sqrt(8 * 0.05 * rho / (d - 1)):.4g} each" in select["detail"]
     assert "ρ + 2√(ρ ln(1/δ)) ≤ ε" in one["detail"]
+    # each tree table's cells and σ_e: ρ_e = 1/(2σ_e²) sum to 0.75ρ, and ρ_e / cells^(2/3) is one constant
+    # (σ printed to 4 significant figures: ρ_e to within 1e-3)
+    tables = re.findall(r"(\S+–\S+) (\d+) cells σ = ([0-9.e+-]+)", two["detail"])
+    assert len(tables) == d - 1
+    cells = np.array([int(c) for _, c, _ in tables], dtype=float)
+    rho_e = 1 / (2 * np.array([float(sig) for _, _, sig in tables]) ** 2)
+    assert rho_e.sum() == pytest.approx(0.75 * rho, rel=1e-3)
+    np.testing.assert_allclose(rho_e / cells ** (2 / 3), 0.75 * rho / (cells ** (2 / 3)).sum(), rtol=1e-3)
+
+
+def test_mst_rho_split_sums_to_rho_and_converts_to_the_ledgers_epsilon_and_delta(diamonds):
+    df, schema = diamonds
+    d = len(schema.used)
+    for eps in (0.3, 1.0, 3.0):
+        rho = zcdp_rho(eps, 1e-6)
+        parts = split_rho(rho, d)
+        assert math.fsum(parts) == pytest.approx(rho, rel=1e-15, abs=0)
+        assert parts == pytest.approx((0.2 * rho, 0.05 * rho, 0.75 * rho), rel=1e-12)
+        assert zcdp_epsilon(math.fsum(parts), 1e-6) == pytest.approx(eps, rel=1e-12)
+        s = synthesize(df, "mst", epsilon=eps, delta=1e-6, schema=schema, seed=1, n=300)
+        steps = s.ledger["steps"]
+        assert [st["epsilon"] for st in steps] == pytest.approx([0.2 * eps, 0.05 * eps, 0.75 * eps], rel=1e-12)
+        assert [st["delta"] for st in steps] == pytest.approx([0.2e-6, 0.05e-6, 0.75e-6], rel=1e-12)
+        assert s.ledger["epsilon_total"] == pytest.approx(eps) and s.ledger["delta"] == pytest.approx(1e-6)
+    assert split_rho(0.5, 1) == (0.5, 0.0, 0.0)  # one column: nothing to choose or measure in pairs
+
+
+def test_allocation_minimises_the_expected_l1_error_by_hand():
+    # cells (1, 8), ρ = 1: weights 1^(2/3) = 1 and 8^(2/3) = 4, so ρ_e = (1/5, 4/5)
+    np.testing.assert_allclose(allocate_rho(1.0, [1, 8]), [0.2, 0.8], rtol=1e-12)
+    # cells (27, 8, 1), ρ = 0.7: weights 9, 4, 1 of 14, so (0.45, 0.2, 0.05)
+    np.testing.assert_allclose(allocate_rho(0.7, [27, 8, 1]), [0.45, 0.2, 0.05], rtol=1e-12)
+
+    # expected L1 error ∝ Σ c_e/√(2ρ_e): at (0.2, 0.8) 1/√0.4 + 8/√1.6 = 1.5811 + 6.3246 = 7.9057;
+    # equal shares 1 + 8 = 9; ρ_e ∝ √c_e (best for squared error): (0.2612, 0.7388) gives 1.3836 + 6.5813 = 7.9649
+    def l1(r):
+        return sum(c / math.sqrt(2 * x) for c, x in zip((1, 8), r))
+
+    assert l1(allocate_rho(1.0, [1, 8])) == pytest.approx(7.9057, abs=1e-4)
+    assert l1((0.5, 0.5)) == pytest.approx(9.0) and l1((1 / (1 + 8 ** 0.5), 8 ** 0.5 / (1 + 8 ** 0.5))) == \
+        pytest.approx(7.9649, abs=1e-4)
+    # and no split on a grid of 999 does better
+    assert min(l1((x, 1 - x)) for x in np.linspace(0.001, 0.999, 999)) >= 7.9057 - 1e-4
+
+
+def test_mst_refines_a_numeric_column_from_its_noisy_counts_and_says_so():
+    # b lives in two half-width bins, [0, 2.5) and [50, 52.5), of 20 bins of width 5 over [0, 100]: its noisy
+    # counts keep 2 of 20 bins (≤ 1/5), so it is modelled at half-width bins and no value lands in
+    # [2.5, 5) or [52.5, 55); a modelled at full bins would put half its values there.
+    rng = np.random.default_rng(0)
+    n = 4000
+    b = np.where(rng.random(n) < 0.5, rng.uniform(0, 2.5, n), rng.uniform(50, 52.5, n))
+    df = pd.DataFrame({"a": rng.integers(0, 3, n), "b": b})
+    schema = {"a": {"kind": "categorical", "categories": [0, 1, 2]}, "b": {"kind": "numeric", "bounds": [0, 100]}}
+    s = synthesize(df, "mst", epsilon=50.0, schema=schema, seed=2, n=4000)
+    out = s.data["b"]
+    assert ((out < 2.5) | out.between(50, 52.5)).all()
+    assert 0.45 < (out < 2.5).mean() < 0.55
+    assert "b keep at most 20% of their bins: modelled at half-width bins" in s.ledger["steps"][0]["detail"]
+    assert "post-processing of these noisy counts" in s.ledger["steps"][0]["detail"]
 
 
 # --- ledgers -------------------------------------------------------------------------
@@ -101,9 +162,9 @@ def test_mst_ledger_totals(diamonds, delta, expected):
     assert led["dp_label"] == f"(ε, δ)-DP with ε = 1, δ = {expected:g}"
     mechs = [st["mechanism"] for st in led["steps"]]
     assert mechs == ["two-sided geometric", "Gaussian (zCDP)", "exponential mechanism (zCDP)", "Gaussian (zCDP)"]
-    # the three zCDP steps share the rest of ε in thirds (equal shares of ρ)
+    # the three zCDP steps share the rest of ε as they share ρ: 20%, 5%, 75%
     rest = 1.0 - led["steps"][0]["epsilon"]
-    assert [st["epsilon"] for st in led["steps"][1:]] == pytest.approx([rest / 3] * 3)
+    assert [st["epsilon"] for st in led["steps"][1:]] == pytest.approx([0.2 * rest, 0.05 * rest, 0.75 * rest])
     chosen = re.search(r"chosen: (.*)$", led["steps"][2]["detail"]).group(1).split(", ")
     assert len(chosen) == len(schema.used) - 1
 
