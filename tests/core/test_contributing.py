@@ -8,7 +8,6 @@ import math
 import re
 import types
 
-import numpy as np
 import pandas as pd
 import pytest
 
