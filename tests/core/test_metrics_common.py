@@ -24,7 +24,7 @@ from dpsynth_core.risk import RiskEstimate
 from dpsynth_core.risk.distance import DCR_RECORDS_SEED
 from dpsynth_core.rumap import metric_options, score, split_holdout
 from dpsynth_core.utility import section_tiles
-from tests.test_risk import _brute_force_gower
+from tests.core.risk.test_risk import _brute_force_gower
 
 COMPUTED = sorted(n for n, m in METRICS.items() if m.on_map)
 UTILITY = sorted(n for n in COMPUTED if METRICS[n].kind == "utility")
