@@ -45,8 +45,8 @@ class Option:
             raise ValueError(f"option {self.name}: default {self.default!r} is not one of its choices")
 
     def range_text(self) -> str:
-        high = "" if self.high is None else f" and at most {self.high:g}"
-        return f"at least {self.low:g}{high}" if self.low is not None else f"at most {self.high:g}"
+        high = "" if self.high is None else f" and ≤ {self.high:g}"
+        return f"≥ {self.low:g}{high}" if self.low is not None else f"≤ {self.high:g}"
 
     def check(self, value: Any) -> Any:
         """``value`` if it is allowed, else ValueError with one sentence naming the option."""

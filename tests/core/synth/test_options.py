@@ -12,12 +12,12 @@ def test_check_by_type_and_range():
     whole = Option("bins", "int", 10, "help", low=1, high=50)
     assert whole.check(1) == 1 and whole.check(50) == 50
     for bad in (0, 51, 2.5, True, "3", None):
-        with pytest.raises(ValueError, match="bins must be a whole number at least 1 and at most 50"):
+        with pytest.raises(ValueError, match="bins must be a whole number ≥ 1 and ≤ 50"):
             whole.check(bad)
     number = Option("C", "float", 1.0, "help", low=1e-6)
     assert number.check(3) == 3 and number.check(0.5) == 0.5
     for bad in (0.0, float("nan"), float("inf"), False):
-        with pytest.raises(ValueError, match="C must be a number at least 1e-06"):
+        with pytest.raises(ValueError, match="C must be a number ≥ 1e-06"):
             number.check(bad)
     choice = Option("ranking", "choice", "public", "help", choices=("public", "data"))
     assert choice.check("data") == "data"
@@ -51,7 +51,7 @@ def test_parse_text_reads_json_or_keeps_the_text():
 def test_the_settings_file_checks_options_against_the_declaration():
     ok = settings.parse_settings({"method": "pegs", "params": {"top": 2, "ranking": "data"}})
     assert ok["params"] == (("ranking", "data"), ("top", 2))
-    with pytest.raises(ValueError, match="Setting params: top must be a whole number at least 0"):
+    with pytest.raises(ValueError, match="Setting params: top must be a whole number ≥ 0"):
         settings.parse_settings({"method": "pegs", "params": {"top": -1}})
     with pytest.raises(ValueError, match="has no option top"):
         settings.parse_settings({"method": "independent", "params": {"top": 2}})
