@@ -26,7 +26,6 @@ __all__ = [
     "bin_edges",
     "check_pair",
     "column_kinds",
-    "dummy_matrix",
     "factorize_labels",
     "factorized_once",
     "independent_columns",
@@ -280,26 +279,6 @@ def level_codes(series: pd.Series, levels: Sequence[str]) -> np.ndarray:
     # The extra last entry is where code -1 (missing) lands.
     lookup = np.array([position.get(level, -1) for level in own] + [-1], dtype=np.intp)
     return lookup[codes]
-
-
-def dummy_matrix(codes: np.ndarray, n_levels: int) -> np.ndarray:
-    """0/1 indicators of levels 1 … n_levels − 1 of ``codes`` (level 0 is the reference).
-
-    A code outside them (-1: a label not among the levels) gets a row of zeros;
-    callers that must not mix such rows with the reference level drop them first.
-
-    Parameters
-    ----------
-    codes : ndarray of int
-        One level code per row (:func:`level_codes`).
-    n_levels : int
-        Number of levels, the reference included.
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_levels - 1)
-    """
-    return (codes[:, None] == np.arange(1, n_levels)[None, :]).astype(float)
 
 
 def independent_columns(X: np.ndarray, *, tol: float = _DEPENDENCE_TOL) -> np.ndarray:
