@@ -209,32 +209,35 @@ def factorize_labels(
     levels : list of str
         Sorted levels.
     """
-    memo = _FACTORIZED.get()
-    values = series.array if isinstance(series, pd.Series) else series
-    key = (id(values), missing)
-    if memo is not None and key in memo and memo[key][0] is values:
-        return memo[key][1]
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes, uniques = _factorize(series)
     names = [_label(v) for v in np.asarray(uniques, dtype=object)]
     has_missing = missing is not None and bool((codes < 0).any())
     levels = sorted(set(names) | ({missing} if has_missing else set()))
     position = {level: i for i, level in enumerate(levels)}
     # The extra last entry is where code -1 (missing) lands.
     lookup = np.array([position[n] for n in names] + [position.get(missing, -1)], dtype=np.intp)
-    codes = lookup[codes]
-    if memo is not None:
-        codes.flags.writeable = False  # shared by every caller in the block
-        memo[key] = (values, (codes, levels))  # holding ``values`` keeps its id from being reused
-    return codes, levels
+    return lookup[codes], levels
 
 
 _FACTORIZED: ContextVar[dict | None] = ContextVar("factorized", default=None)
 
 
+def _factorize(series: pd.Series) -> tuple[np.ndarray, object]:
+    """``pd.factorize`` of the column, done once per array inside :func:`factorized_once`."""
+    memo = _FACTORIZED.get()
+    values = series.array if isinstance(series, pd.Series) else series
+    if memo is not None and id(values) in memo and memo[id(values)][0] is values:
+        return memo[id(values)][1]
+    out = pd.factorize(series, use_na_sentinel=True)
+    if memo is not None:
+        memo[id(values)] = (values, out)  # holding ``values`` keeps its id from being reused
+    return out
+
+
 @contextmanager
 def factorized_once() -> Iterator[None]:
-    """Within this block, :func:`factorize_labels` codes each column's array once and hands the same codes
-    to every later call on it (read-only).
+    """Within this block, :func:`factorize_labels` hashes each column's array once and reuses its codes in
+    every later call on it.
 
     The Compare page's summary asks for a categorical column's codes in five places (total variation,
     Hellinger, PeGS, Cramér's V, …); hashing a million strings costs ~0.1 s each time. A column is known by

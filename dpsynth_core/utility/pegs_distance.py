@@ -90,9 +90,13 @@ def shared_codes(a: pd.Series, b: pd.Series, *, numeric: bool, bins: int) -> tup
     k = len(edges) - 1
 
     def code(x):
-        # [left, right) bins, the last one closed, as numpy's histogram.
-        c = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, k - 1)
-        return np.where(np.isfinite(x), c, k)
+        # [left, right) bins, the last one closed, as numpy's histogram; in place, a million rows at a time.
+        c = np.searchsorted(edges, x, side="right")
+        c -= 1
+        np.minimum(c, k - 1, out=c)
+        np.maximum(c, 0, out=c)
+        c[~np.isfinite(x)] = k
+        return c
 
     return code(xa), code(xb), k + 1
 
