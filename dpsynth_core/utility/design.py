@@ -26,7 +26,6 @@ __all__ = [
     "bin_edges",
     "check_pair",
     "column_kinds",
-    "dummy_matrix",
     "factorize_labels",
     "factorized_once",
     "independent_columns",
@@ -210,32 +209,35 @@ def factorize_labels(
     levels : list of str
         Sorted levels.
     """
-    memo = _FACTORIZED.get()
-    values = series.array if isinstance(series, pd.Series) else series
-    key = (id(values), missing)
-    if memo is not None and key in memo and memo[key][0] is values:
-        return memo[key][1]
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes, uniques = _factorize(series)
     names = [_label(v) for v in np.asarray(uniques, dtype=object)]
     has_missing = missing is not None and bool((codes < 0).any())
     levels = sorted(set(names) | ({missing} if has_missing else set()))
     position = {level: i for i, level in enumerate(levels)}
     # The extra last entry is where code -1 (missing) lands.
     lookup = np.array([position[n] for n in names] + [position.get(missing, -1)], dtype=np.intp)
-    codes = lookup[codes]
-    if memo is not None:
-        codes.flags.writeable = False  # shared by every caller in the block
-        memo[key] = (values, (codes, levels))  # holding ``values`` keeps its id from being reused
-    return codes, levels
+    return lookup[codes], levels
 
 
 _FACTORIZED: ContextVar[dict | None] = ContextVar("factorized", default=None)
 
 
+def _factorize(series: pd.Series) -> tuple[np.ndarray, object]:
+    """``pd.factorize`` of the column, done once per array inside :func:`factorized_once`."""
+    memo = _FACTORIZED.get()
+    values = series.array if isinstance(series, pd.Series) else series
+    if memo is not None and id(values) in memo and memo[id(values)][0] is values:
+        return memo[id(values)][1]
+    out = pd.factorize(series, use_na_sentinel=True)
+    if memo is not None:
+        memo[id(values)] = (values, out)  # holding ``values`` keeps its id from being reused
+    return out
+
+
 @contextmanager
 def factorized_once() -> Iterator[None]:
-    """Within this block, :func:`factorize_labels` codes each column's array once and hands the same codes
-    to every later call on it (read-only).
+    """Within this block, :func:`factorize_labels` hashes each column's array once and reuses its codes in
+    every later call on it.
 
     The Compare page's summary asks for a categorical column's codes in five places (total variation,
     Hellinger, PeGS, Cramér's V, …); hashing a million strings costs ~0.1 s each time. A column is known by
@@ -280,26 +282,6 @@ def level_codes(series: pd.Series, levels: Sequence[str]) -> np.ndarray:
     # The extra last entry is where code -1 (missing) lands.
     lookup = np.array([position.get(level, -1) for level in own] + [-1], dtype=np.intp)
     return lookup[codes]
-
-
-def dummy_matrix(codes: np.ndarray, n_levels: int) -> np.ndarray:
-    """0/1 indicators of levels 1 … n_levels − 1 of ``codes`` (level 0 is the reference).
-
-    A code outside them (-1: a label not among the levels) gets a row of zeros;
-    callers that must not mix such rows with the reference level drop them first.
-
-    Parameters
-    ----------
-    codes : ndarray of int
-        One level code per row (:func:`level_codes`).
-    n_levels : int
-        Number of levels, the reference included.
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_levels - 1)
-    """
-    return (codes[:, None] == np.arange(1, n_levels)[None, :]).astype(float)
 
 
 def independent_columns(X: np.ndarray, *, tol: float = _DEPENDENCE_TOL) -> np.ndarray:

@@ -84,17 +84,27 @@ def shared_codes(a: pd.Series, b: pd.Series, *, numeric: bool, bins: int) -> tup
                 np.array([position[v] for v in lb], dtype=np.intp)[cb], len(position))
     xa = a.to_numpy(dtype=float, na_value=np.nan)
     xb = b.to_numpy(dtype=float, na_value=np.nan)
-    both = np.concatenate([xa, xb])
-    finite = both[np.isfinite(both)]
-    edges = bin_edges(finite, bins) if finite.size else np.array([0.0, 1.0])
+    finite = [np.isfinite(xa), np.isfinite(xb)]
+    if any(f.any() for f in finite):
+        # Equal-width edges depend on the range alone: the smallest and largest finite value of either
+        # sample, found without pooling copies of both.
+        lo = min(np.min(x, where=f, initial=np.inf) for x, f in zip((xa, xb), finite))
+        hi = max(np.max(x, where=f, initial=-np.inf) for x, f in zip((xa, xb), finite))
+        edges = bin_edges(np.array([lo, hi]), bins)
+    else:
+        edges = np.array([0.0, 1.0])
     k = len(edges) - 1
 
-    def code(x):
-        # [left, right) bins, the last one closed, as numpy's histogram.
-        c = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, k - 1)
-        return np.where(np.isfinite(x), c, k)
+    def code(x, ok):
+        # [left, right) bins, the last one closed, as numpy's histogram; in place, a million rows at a time.
+        c = np.searchsorted(edges, x, side="right")
+        c -= 1
+        np.minimum(c, k - 1, out=c)
+        np.maximum(c, 0, out=c)
+        c[~ok] = k
+        return c
 
-    return code(xa), code(xb), k + 1
+    return code(xa, finite[0]), code(xb, finite[1]), k + 1
 
 
 @dataclass(frozen=True)
