@@ -118,3 +118,21 @@ def test_a_reconnected_session_is_not_ended():
         assert manager.is_active_session(session_id)
 
     asyncio.run(scenario())
+
+
+def test_no_uploaded_table_outlives_its_session_in_the_process():
+    """Once a session's state is gone, nothing process-wide (a module's globals, a shared cache) keeps its
+    uploaded table, after every page that computes on it has run."""
+    from streamlit.testing.v1 import AppTest
+
+    csv = pd.DataFrame({"age": np.arange(300) % 70 + 18, "region": np.array(["n", "s", "e"])[np.arange(300) % 3]})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="uploader").set_value(("t.csv", csv.to_csv(index=False).encode(), "text/csv")).run()
+    for page in ("pages/synthesize.py", "pages/compare.py", "pages/risk.py"):
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+    frame = weakref.ref(at.session_state["dataset"].df)
+    assert frame().shape == (300, 2)
+    del at
+    gc.collect()
+    assert frame() is None
