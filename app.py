@@ -9,6 +9,7 @@ st.set_page_config(page_title="dpsynth", layout="wide")
 if state.init_session():  # the session's first run: apply what a shared link asks for
     link.read_link()
 
+
 def dataset_caption() -> None:
     """The session's table in the sidebar. Its data stays in this function's locals: Streamlit runs app.py
     as the process's ``__main__`` module, whose globals outlive the run, so a table bound there stayed in
