@@ -9,6 +9,18 @@ st.set_page_config(page_title="dpsynth", layout="wide")
 if state.init_session():  # the session's first run: apply what a shared link asks for
     link.read_link()
 
+
+def dataset_caption() -> None:
+    """The session's table in the sidebar. Its data stays in this function's locals: Streamlit runs app.py
+    as the process's ``__main__`` module, whose globals outlive the run, so a table bound there stayed in
+    memory after its session ended, until another session ran (bench/bench_large.py memory)."""
+    ds = state.dataset()
+    st.caption("Dataset")
+    st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
+    if ds.schema.undeclared_columns:
+        st.caption("Some columns' domains are read off the data: no synthesis of it is DP.")
+
+
 pages = [
     st.Page("pages/data.py", title="Data", default=True),
     st.Page("pages/synthesize.py", title="Synthesize"),
@@ -31,11 +43,7 @@ else:
                  on_change=lambda: st.session_state.update(mode=st.session_state["mode_choice"]),
                  help="Teaching: explore real vs synthetic freely (not a release). Release: run the final "
                       "synthesis once, with a fresh seed, and download the release package.")
-        ds = state.dataset()
-        st.caption("Dataset")
-        st.text(f"{ds.name} · {len(ds.df):,} rows × {ds.df.shape[1]} columns")
-        if ds.schema.undeclared_columns:
-            st.caption("Some columns' domains are read off the data: no synthesis of it is DP.")
+        dataset_caption()
         # Slots: the Synthesize page reruns on its own when a setting changes and rewrites them.
         st.caption("Synthesis")
         st.session_state["settings_slot"] = st.empty()

@@ -12,6 +12,8 @@ import gc
 import threading
 import time
 
+from streamlit.runtime.session_manager import ActiveSessionInfo
+
 import dpsynth_core as core
 
 
@@ -56,29 +58,35 @@ def return_freed_memory() -> None:
 return_freed_memory()
 
 
-def end_expired_sessions(manager) -> int:
-    """Shut down the closed sessions whose reconnect time has passed and drop them; the number ended.
+def end_expired_sessions(manager) -> list:
+    """Shut down the closed sessions whose reconnect time has passed and drop them from the store; those ended.
 
     Streamlit keeps a closed session for ``server.disconnectedSessionTTL`` seconds in case its browser
     reconnects. Once that time has passed the session is expired but stays in the store, with its state
     (the upload, its frames and caches), until the next session is stored, and is then dropped without
     being shut down. Here it is shut down (its uploads and media leave Streamlit's stores) and dropped as
     soon as its time has passed. (A session dropped some other way, e.g. the oldest when the store holds
-    128, is shut down by AppSession.__del__ once collected.) ``manager`` is the runtime's WebsocketSessionManager; its store is
-    touched on the server's event loop only, so this runs there (:func:`end_closed_sessions`).
+    128, is shut down by AppSession.__del__ once collected.) ``manager`` is the runtime's
+    WebsocketSessionManager; its store is touched on the server's event loop only, so this runs there
+    (:func:`end_closed_sessions`).
     """
     expired = manager._session_storage._cache.expire()  # the TTLCache of Streamlit's MemorySessionStorage
     for _, info in expired:
         info.session.shutdown()
-    return len(expired)
+    return [info.session for _, info in expired]
 
 
 def end_closed_sessions(manager, loop: asyncio.AbstractEventLoop) -> int:
-    """Run :func:`end_expired_sessions` on the server's event loop, then free what the ended sessions held.
+    """End the expired sessions (:func:`end_expired_sessions`, on the server's event loop), then free what
+    they held; the number ended.
 
-    A session's objects are in reference cycles (its script runner, callbacks and state point at each
-    other), and with ``runner.postScriptGC`` off a full collection may not come for a long time, so one is
-    run here, off the event loop; then glibc returns the freed heap pages (:func:`trim_heaps`).
+    Two things keep an ended session's data otherwise. Streamlit's message loop keeps the last session it
+    sent messages for in a local variable (an ActiveSessionInfo, out of date since the disconnect) until
+    it sends another session's: with no other user connected the last session would stay, whole; those
+    stale entries are pointed away from it. And a session's objects are in reference cycles (its
+    callbacks, pages and state point at each other) that, with ``runner.postScriptGC`` off, a full
+    collection may not reach for a long time: one is run here, off the event loop, and then glibc
+    returns the freed heap pages (:func:`trim_heaps`).
     """
     ended = concurrent.futures.Future()
 
@@ -89,10 +97,20 @@ def end_closed_sessions(manager, loop: asyncio.AbstractEventLoop) -> int:
             ended.set_exception(error)
 
     loop.call_soon_threadsafe(on_loop)
-    if ended.result():
+    sessions = ended.result()
+    count = len(sessions)
+    while sessions:  # emptied, so that nothing here keeps an ended session
+        _forget_stale_entries(sessions.pop())
+    if count:
         gc.collect()
         trim_heaps()
-    return ended.result()
+    return count
+
+
+def _forget_stale_entries(session) -> None:
+    for holder in gc.get_referrers(session):
+        if isinstance(holder, ActiveSessionInfo):  # out of date: the session was no longer active
+            holder.session = None
 
 
 def trim_heaps() -> None:
