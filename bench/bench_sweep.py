@@ -71,10 +71,31 @@ def report(label: str, row: tuple) -> tuple:
     return row
 
 
+def point_costs(df, schema, methods) -> None:
+    """CPU seconds of one point per method at ε = 1: its synthesis (measurement made beforehand, as the
+    sweep does), and its default measures on every row against the sweep's samples, side by side so other
+    work's load weighs on both alike."""
+    from dpsynth_core.synth.base import measurement
+
+    print("one point at ε = 1, CPU s: synthesis | measures at their defaults (propensity on 10,000 stacked rows, "
+          "DCR of every record) → at the sweep's samples", flush=True)
+    for m in methods:
+        measured = measurement(df, m, schema=schema)
+        c = time.process_time()
+        synth = core.synthesize(df, m, epsilon=1.0, schema=schema, seed=1, measured=measured)
+        cost = [time.process_time() - c]
+        for options in (None, core.rumap.SWEEP_OPTIONS):
+            c = time.process_time()
+            core.rumap.score(df, synth.data, schema=synth.schema, seed=1, options=options)
+            cost.append(time.process_time() - c)
+        print(f"  {m:12s} {cost[0]:5.2f} | {cost[1]:5.2f} → {cost[2]:5.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-serial", action="store_true", help="skip the 1-worker run (the slowest)")
     parser.add_argument("--all-dp", action="store_true", help="every DP method, not only the issue's six")
+    parser.add_argument("--points", action="store_true", help="only the cost of one point per method")
     args = parser.parse_args()
     methods = ALL_DP if args.all_dp else ISSUE_METHODS
     print(machine(), flush=True)
@@ -82,6 +103,9 @@ def main() -> None:
     print(f"diamonds {len(df):,} rows; {len(methods)} DP methods ({', '.join(methods)}) × "
           f"{len(EPSILONS)} ε ({EPSILONS[0]:g}…{EPSILONS[-1]:g}) × 1 replicate + 2 references = "
           f"{len(methods) * len(EPSILONS) + 2} points; default measures at {core.rumap.SWEEP_OPTIONS}", flush=True)
+    point_costs(df, schema, methods)
+    if args.points:
+        return
     rows = {}
     if not args.skip_serial:
         with joblib.parallel_config(n_jobs=1):
