@@ -314,7 +314,7 @@ def sample_note(points: pd.DataFrame) -> str | None:
 
 
 def _sizes(rows: pd.Series) -> str:
-    """"5,000", or "4,990–5,000" when the points' sample sizes differ."""
+    """A sample size in words: "5,000", or "4,990–5,000" when the points' sizes differ."""
     lo, hi = int(rows.min()), int(rows.max())
     return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
 
