@@ -66,15 +66,36 @@ def sweep(df, schema, methods, **kw):
 def report(label: str, row: tuple) -> tuple:
     """Print one run's line as soon as it ends (a loaded machine makes the whole script long); return it."""
     sec, table, cpu, load = row
-    print(f"{label:34s} {sec:6.1f} s  CPU {cpu:5.1f} s ({cpu / len(table):.2f} s/point)  load {load}  "
+    print(f"{label:36s} {sec:6.1f} s  CPU {cpu:5.1f} s ({cpu / len(table):.2f} s/point)  load {load}  "
           f"{flag(sec, 30.0)}", flush=True)
     return row
+
+
+def point_costs(df, schema, methods) -> None:
+    """CPU seconds of one point per method at ε = 1: its synthesis (measurement made beforehand, as the
+    sweep does), and its default measures on every row against the sweep's samples, side by side so other
+    work's load weighs on both alike."""
+    from dpsynth_core.synth.base import measurement
+
+    print("one point at ε = 1, CPU s: synthesis | measures at their defaults (propensity on 10,000 stacked rows, "
+          "DCR of every record) → at the sweep's samples", flush=True)
+    for m in methods:
+        measured = measurement(df, m, schema=schema)
+        c = time.process_time()
+        synth = core.synthesize(df, m, epsilon=1.0, schema=schema, seed=1, measured=measured)
+        cost = [time.process_time() - c]
+        for options in (None, core.rumap.SWEEP_OPTIONS):
+            c = time.process_time()
+            core.rumap.score(df, synth.data, schema=synth.schema, seed=1, options=options)
+            cost.append(time.process_time() - c)
+        print(f"  {m:12s} {cost[0]:5.2f} | {cost[1]:5.2f} → {cost[2]:5.2f}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-serial", action="store_true", help="skip the 1-worker run (the slowest)")
     parser.add_argument("--all-dp", action="store_true", help="every DP method, not only the issue's six")
+    parser.add_argument("--points", action="store_true", help="only the cost of one point per method")
     args = parser.parse_args()
     methods = ALL_DP if args.all_dp else ISSUE_METHODS
     print(machine(), flush=True)
@@ -82,11 +103,17 @@ def main() -> None:
     print(f"diamonds {len(df):,} rows; {len(methods)} DP methods ({', '.join(methods)}) × "
           f"{len(EPSILONS)} ε ({EPSILONS[0]:g}…{EPSILONS[-1]:g}) × 1 replicate + 2 references = "
           f"{len(methods) * len(EPSILONS) + 2} points; default measures at {core.rumap.SWEEP_OPTIONS}", flush=True)
+    point_costs(df, schema, methods)
+    if args.points:
+        return
     rows = {}
     if not args.skip_serial:
         with joblib.parallel_config(n_jobs=1):
             rows["1 worker (serial)"] = report("1 worker (serial)", sweep(df, schema, methods))
     rows["2 local processes (loky)"] = report("2 local processes (loky)", sweep(df, schema, methods, n_jobs=2))
+    # The app's later sweeps find loky's workers started (they idle out after 5 minutes).
+    rows["2 local processes, workers started"] = report("2 local processes, workers started",
+                                                        sweep(df, schema, methods, n_jobs=2))
     from dask.distributed import Client, LocalCluster
 
     t = time.perf_counter()
@@ -106,7 +133,8 @@ def main() -> None:
     local = rows["2 local processes (loky)"][0]
     if "1 worker (serial)" in rows:
         wall, _, cpu, _ = rows["1 worker (serial)"]
-        print(f"speed-up 1 → 2 workers: {wall / local:.2f}×")
+        warm = rows["2 local processes, workers started"][0]
+        print(f"speed-up 1 → 2 workers: {wall / local:.2f}× (workers started: {wall / warm:.2f}×)")
         # CPU time does not grow with other work's load as wall time does: it bounds what 2 cores can do.
         print(f"serial sweep CPU {cpu:.1f} s ({cpu / len(first):.2f} s/point): no schedule on 2 cores beats "
               f"{cpu / 2:.1f} s")

@@ -107,8 +107,8 @@ RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 # The sweep scores every point on samples, their sizes shown on the map (columns propensity_rows, dcr_rows):
 # the propensity fit on this many stacked rows (half PROPENSITY_HEADLINE_ROWS: the fit was 0.7 s of a 1.2 s
 # point on diamonds, 0.45 s at 5,000) and the median DCR over this many confidential records, the same
-# records for every point (0.4 s for diamonds' 53,940, 0.1 s for 10,000). With them 6 DP methods × 10 ε on
-# diamonds fit in 30 s on 2 cores (bench/bench_sweep.py).
+# records for every point (0.4 s for diamonds' 53,940, 0.12 s for 10,000). Together they halve a point's
+# measures (bench/bench_sweep.py, figures in the README).
 RU_PROPENSITY_ROWS = 5_000
 RU_DCR_ROWS = 10_000
 # The R-U map's choices: replicates per point (1 to this many) and the shares of rows it may hold out.

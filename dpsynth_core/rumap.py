@@ -246,7 +246,8 @@ class _Pickled:
     joblib pickles each task's arguments in the parent, which shares the cores with the
     workers: diamonds' rows (three text columns) took about 25 ms each time, for every
     point. These bytes are copied instead and unpickled in the task (about 4 ms); on Dask,
-    joblib scatters this object to the cluster once per sweep.
+    joblib scatters this object to the cluster once for the measure step and once for the
+    points (it scatters arguments over 1 kB: hence ``__sizeof__``).
     """
 
     def __init__(self, value):
@@ -254,6 +255,10 @@ class _Pickled:
 
     def get(self):
         return pickle.loads(self.payload)
+
+    def __sizeof__(self):
+        # Dask reads sizes through sys.getsizeof, and joblib scatters only arguments over 1 kB.
+        return object.__sizeof__(self) + len(self.payload)
 
 
 def _measure(data: _Pickled, m: str):
@@ -310,7 +315,7 @@ def sample_note(points: pd.DataFrame) -> str | None:
 
 
 def _sizes(rows: pd.Series) -> str:
-    """"5,000", or "4,990–5,000" when the points' sample sizes differ."""
+    """A sample size in words: "5,000", or "4,990–5,000" when the points' sizes differ."""
     lo, hi = int(rows.min()), int(rows.max())
     return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
 

@@ -66,6 +66,10 @@ def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monk
     distributed = pytest.importorskip("dask.distributed")
     # AppTest leaves the app script as __main__, and a spawned worker process would run it again on start.
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+    scattered = []
+    scatter = distributed.Client.scatter
+    monkeypatch.setattr(distributed.Client, "scatter",
+                        lambda self, data, *a, **k: (scattered.append(data), scatter(self, data, *a, **k))[1])
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"), distributed.get_task_stream() as stream:
@@ -73,6 +77,8 @@ def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monk
     # The points ran as tasks of the cluster (joblib names each batch after the function).
     assert any("_point" in task["key"] for task in stream.data)
     pd.testing.assert_frame_equal(table, serial)
+    # The rows went to the cluster once for the measure step and once for the points, not with every task.
+    assert [type(d).__name__ for d in scattered].count("_Pickled") == 2
 
 
 def test_n_jobs_none_follows_the_joblib_config():
