@@ -207,8 +207,9 @@ def _measure_one_way(measured, rho1: float, rng) -> dict:
         noisy = np.bincount(coarse, weights=exact) + rng.normal(0, sigma, coarse.max() + 1)
         groups = _groups(noisy, sigma)
         kept = int((noisy >= RARE_SIGMAS * sigma).sum())
-        # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group
-        refine = coarse.size > coarse.max() + 1 and 0 < kept <= REFINE_SHARE * noisy.size
+        # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group, and
+        # a 2-way table to measure the halves (one column has none)
+        refine = d > 1 and coarse.size > coarse.max() + 1 and 0 < kept <= REFINE_SHARE * noisy.size
         model, to_one = _model_codes(coarse, groups, refine)
         out["noisy"].append(noisy)
         out["model"].append(model)
@@ -384,7 +385,7 @@ def _beliefs(order, parent, children, phi, psi):
     return nodes, pairs
 
 
-def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters=MD_ITERATIONS):
+def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total):
     """Root distribution and conditionals of the tree model fitted to every noisy marginal.
 
     Minimises ½Σ‖N·A_i b_i − y_i‖²/v_i + ½Σ‖N·b_e − y_e‖²/σ_e² over the tree's distributions (A_i sums
@@ -415,9 +416,10 @@ def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters
 
     nodes, pairs = _beliefs(order, parent, children, phi, psi)
     loss, g_node, g_pair = loss_grad(nodes, pairs)
-    alpha = 1.0 / total ** 2
-    for _ in range(iters):
-        alpha *= 2
+    alpha, grow = 1.0 / total ** 2, 2.0
+    for _ in range(MD_ITERATIONS):
+        alpha *= grow
+        grow = 2.0
         for _ in range(25):
             phi2 = {i: phi[i] - alpha * g_node[i] for i in order}
             psi2 = {c: psi[c] - alpha * g_pair[c] for c in order[1:]}
@@ -427,6 +429,7 @@ def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters
             if loss2 < loss:
                 break
             alpha *= 0.5
+            grow = 1.0  # the step that fell short is not tried again next time
         else:
             break
         phi, psi, nodes, pairs, loss, g_node, g_pair = phi2, psi2, nodes2, pairs2, loss2, gn2, gp2
