@@ -286,18 +286,21 @@ def _estimate(order, parent, one: dict, tree: dict) -> tuple[np.ndarray, dict[in
 
 
 def _sample(measured, one: dict, order, parent, root_p, cond, n: int, rng) -> dict[str, np.ndarray]:
-    """Step 6: model codes drawn ancestrally, then a half-width bin inside each, then a value inside it."""
+    """Step 6: each record's half-width bins drawn ancestrally, then a value inside each bin.
+
+    A column's half-width bin is drawn straight from P(bin | parent's model code) = P(code | parent) ·
+    P(bin | code): its model code is a function of the bin, so its children then read that code.
+    """
     codes = np.empty((n, len(order)), dtype=np.int64)
-    codes[:, order[0]] = sample_rows(root_p[None, :], np.zeros(n, dtype=np.int64), rng)
-    for c in order[1:]:
-        codes[:, c] = sample_rows(cond[c], codes[:, parent[c]], rng)
     values = {}
-    for j, (name, dom) in enumerate(zip(measured["columns"], measured["domains"])):
-        model, coarse = one["model"][j], measured["coarse"][j]
-        fine = codes[:, j] if np.array_equal(model, np.arange(model.size)) else \
-            sample_rows(_fine_given_model(model, coarse, one["noisy"][j]), codes[:, j], rng)
-        values[name] = decode_column(fine, dom, rng)
-    return values
+    for c in order:
+        names = measured["columns"][c], measured["domains"][c]
+        given = _fine_given_model(one["model"][c], measured["coarse"][c], one["noisy"][c])
+        rows, index = (root_p[None, :], np.zeros(n, np.int64)) if c == order[0] else (cond[c], codes[:, parent[c]])
+        fine = sample_rows(rows @ given, index, rng)
+        codes[:, c] = one["model"][c][fine]
+        values[names[0]] = decode_column(fine, names[1], rng)
+    return {name: values[name] for name in measured["columns"]}
 
 
 def _fine_given_model(model: np.ndarray, coarse: np.ndarray, noisy: np.ndarray) -> np.ndarray:
@@ -308,7 +311,7 @@ def _fine_given_model(model: np.ndarray, coarse: np.ndarray, noisy: np.ndarray) 
     w[model, np.arange(model.size)] = np.clip(noisy[coarse], 0, None) / halves[coarse]
     empty = w.sum(axis=1) <= 0
     w[empty] = (model[None, :] == np.flatnonzero(empty)[:, None])
-    return w
+    return w / w.sum(axis=1, keepdims=True)
 
 
 def _ledger_steps(columns, epsilon, delta, rho, rhos, one: dict, edges, eps0, tree: dict) -> list[Step]:
