@@ -1,9 +1,9 @@
 """MST: noisy 1-way marginals, a privately chosen spanning tree of 2-way marginals.
 
 McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge, as
-METHODS.md §2 states it, in zero-concentrated DP (Bun & Steinke 2016):
+METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun & Steinke 2016):
 
-1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``RHO_SHARES``)
+1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``constraints.MST_RHO_SHARES``)
    20% to the 1-way marginals, 5% to choosing the tree and 75% to the tree's
    2-way marginals, which carry the associations (the paper splits in thirds;
    this split gives a lower mean 2-way total variation on diamonds at every ε
@@ -55,8 +55,6 @@ from .encoding import Domain, column_domain, decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
 
-#: Shares of ρ: 1-way marginals, tree selection, the tree's 2-way marginals.
-RHO_SHARES = (0.20, 0.05, 0.75)
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
 REFINE_SHARE = 0.2  # a numeric column keeping at most this share of its bins is modelled at half-width bins
 IPF_ITERATIONS = 30
@@ -73,7 +71,7 @@ def split_rho(rho: float, d: int) -> tuple[float, float, float]:
     """
     if d < 2:
         return rho, 0.0, 0.0
-    one, select = rho * RHO_SHARES[0], rho * RHO_SHARES[1]
+    one, select = rho * constraints.MST_RHO_SHARES[0], rho * constraints.MST_RHO_SHARES[1]
     return one, select, rho - one - select
 
 
@@ -88,7 +86,7 @@ def allocate_rho(rho: float, cells) -> np.ndarray:
     would give ρ_e ∝ √c_e.) Equal shares would spend as much on a 4-cell
     table as on a 400-cell one, whose error is then the largest.
 
-    >>> allocate_rho(1.0, [1, 8]).tolist()
+    >>> allocate_rho(1.0, [1, 8]).round(12).tolist()
     [0.2, 0.8]
     """
     w = np.asarray(cells, dtype=float) ** (2 / 3)
