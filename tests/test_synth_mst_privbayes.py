@@ -343,3 +343,12 @@ def test_too_many_table_cells_or_columns_are_refused_with_one_sentence():
     out = synthesize(small, "privbayes", epsilon=1.0, schema={c: {"kind": "categorical", "categories": [0, 1]}
                                                               for c in small}, n=10)
     assert out.ledger["epsilon_total"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("bins", [True, 0, 2.5])
+def test_mst_refuses_bins_that_are_not_whole_numbers_before_doubling_them(bins):
+    # MST measures at half-width bins (2 × bins): True would pass as 2 once doubled
+    df = pd.DataFrame({"a": ["x", "y"] * 20, "b": np.linspace(0, 10, 40)})
+    schema = {"a": {"kind": "categorical", "categories": ["x", "y"]}, "b": {"kind": "numeric", "bounds": [0, 10]}}
+    with pytest.raises(ValueError, match=f"bins must be a whole number ≥ 1, got {bins}"):
+        synthesize(df, "mst", epsilon=1.0, schema=schema, n=10, bins=bins)
