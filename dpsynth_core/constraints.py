@@ -59,6 +59,9 @@ DEFAULT_DELTA = 1e-6
 # Their default bins per numeric column (chosen by bench/bench_dp_utility.py
 # for the best mean 2-way total variation on diamonds at ε = 1).
 MST_DEFAULT_BINS = 20
+# MST's shares of ρ: 1-way marginals, choosing the tree, the tree's 2-way marginals (which carry the
+# associations; see synth/mst.py). The generic marginal forecast reads the last one.
+MST_RHO_SHARES = (0.20, 0.05, 0.75)
 PRIVBAYES_DEFAULT_BINS = 10
 # They keep every 2-way (MST) or 3-way (PrivBayes) count table between the
 # measurement and the release: more cells than this in all are refused.

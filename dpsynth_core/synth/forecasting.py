@@ -189,18 +189,20 @@ def seqreg(schema, epsilon: float, n: int | None, *, chain: list[str], bins: int
 def marginals(schema, epsilon: float, n: int | None, *, bins: int, delta: float, label: str) -> Forecast:
     """Generic forecast for marginal-based methods (MST's split): Gaussian noise per 2-way cell vs n/cells.
 
-    A third of ρ shared over the d − 1 pairs of a tree: σ² = 3(d − 1)/(2ρ). Level by σ / (n/cells) for
-    the average pair: good < 0.2, fair < 1, poor beyond (the fitted model smooths the noise, hence
+    MST's 2-way share of ρ (three quarters) over the d − 1 pairs of a tree; each table's part grows with
+    its cells, so a table of the average size gets about σ² = (d − 1)/(2·0.75ρ). Level by σ / (n/cells)
+    for the average pair: good < 0.2, fair < 1, poor beyond (the fitted model smooths the noise, hence
     looser thresholds than for a raw histogram).
     """
     sizes = list(_sizes(schema, bins).values())
     d = len(sizes)
     rho = zcdp_rho(spendable(epsilon, n), delta)
     pairs = max(d - 1, 1)
-    sigma = math.sqrt(3 * pairs / (2 * rho))
+    share = constraints.MST_RHO_SHARES[2]
+    sigma = math.sqrt(pairs / (2 * share * rho))
     cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / max(d * (d - 1) / 2, 1)
     head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), 2-way marginals measured as MST measures "
-            f"them (a third of ρ over {pairs} pairs of a tree, Gaussian) get noise of standard deviation about "
+            f"them ({share:.0%} of ρ over {pairs} pairs of a tree, Gaussian) get noise of standard deviation about "
             f"{sigma:,.1f} per cell; {label} splits its budget its own way, so read this as an order of magnitude")
     if n is None:
         return Forecast(f"{head}; n is not declared, so the rows per cell (about n/{cells:,.0f}) are unknown.",

@@ -67,13 +67,12 @@ def sample_rows(cond: np.ndarray, parent_index: np.ndarray, rng: np.random.Gener
     """
     cdf = np.cumsum(cond, axis=1)
     cdf /= cdf[:, -1:]
-    u = rng.random(len(parent_index))
-    out = np.empty(len(parent_index), dtype=np.int64)
-    chunk = 100_000  # bounds the (records × categories) comparison in memory
-    for a in range(0, len(parent_index), chunk):
-        rows = cdf[parent_index[a:a + chunk]]
-        out[a:a + chunk] = (rows <= u[a:a + chunk, None]).sum(axis=1)
-    return np.minimum(out, cond.shape[1] - 1)
+    k = cond.shape[1]
+    # row r's cdf shifted into [r, r + 1]: one sorted array, so one search finds every record's value
+    # (the first whose cdf passes its uniform number) without a records × categories array
+    flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
+    found = np.searchsorted(flat, parent_index + rng.random(len(parent_index)), side="right")
+    return np.minimum(found - parent_index * k, k - 1)
 
 
 def conditional(joint: np.ndarray, fallback: np.ndarray) -> np.ndarray:

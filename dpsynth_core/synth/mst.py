@@ -1,9 +1,9 @@
 """MST: noisy 1-way marginals, a privately chosen spanning tree of 2-way marginals.
 
 McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge, as
-METHODS.md §2 states it, in zero-concentrated DP (Bun & Steinke 2016):
+METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun & Steinke 2016):
 
-1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``RHO_SHARES``)
+1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``constraints.MST_RHO_SHARES``)
    20% to the 1-way marginals, 5% to choosing the tree and 75% to the tree's
    2-way marginals, which carry the associations (the paper splits in thirds;
    this split gives a lower mean 2-way total variation on diamonds at every ε
@@ -53,12 +53,11 @@ from ..privacy import TOTAL, Budget, Step
 from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
+from .dirichlet import check_bins
 from .encoding import Domain, column_domain, decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
 
-#: Shares of ρ: 1-way marginals, tree selection, the tree's 2-way marginals.
-RHO_SHARES = (0.20, 0.05, 0.75)
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
 REFINE_SHARE = 0.2  # a numeric column keeping at most this share of its bins is modelled at half-width bins
 IPF_ITERATIONS = 30
@@ -75,7 +74,7 @@ def split_rho(rho: float, d: int) -> tuple[float, float, float]:
     """
     if d < 2:
         return rho, 0.0, 0.0
-    one, select = rho * RHO_SHARES[0], rho * RHO_SHARES[1]
+    one, select = rho * constraints.MST_RHO_SHARES[0], rho * constraints.MST_RHO_SHARES[1]
     return one, select, rho - one - select
 
 
@@ -90,7 +89,7 @@ def allocate_rho(rho: float, cells) -> np.ndarray:
     would give ρ_e ∝ √c_e.) Equal shares would spend as much on a 4-cell
     table as on a 400-cell one, whose error is then the largest.
 
-    >>> allocate_rho(1.0, [1, 8]).tolist()
+    >>> allocate_rho(1.0, [1, 8]).round(12).tolist()
     [0.2, 0.8]
     """
     w = np.asarray(cells, dtype=float) ** (2 / 3)
@@ -180,7 +179,7 @@ class MST(Synthesizer):
 
     def refuse(self, schema, columns, n, *, bins, **params):
         # the measure step keeps the 2-way tables at half-width bins
-        return table_cells_refusal(schema, columns, 2 * bins, 2, "MST")
+        return table_cells_refusal(schema, columns, 2 * check_bins(bins), 2, "MST")
 
     def measure(self, df, schema, columns, *, bins):
         return measure_marginals(df, schema, columns, bins)
@@ -210,8 +209,9 @@ def _measure_one_way(measured, rho1: float, rng) -> dict:
         noisy = np.bincount(coarse, weights=exact) + rng.normal(0, sigma, coarse.max() + 1)
         groups = _groups(noisy, sigma)
         kept = int((noisy >= RARE_SIGMAS * sigma).sum())
-        # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group
-        refine = coarse.size > coarse.max() + 1 and 0 < kept <= REFINE_SHARE * noisy.size
+        # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group, and
+        # a 2-way table to measure the halves (one column has none)
+        refine = d > 1 and coarse.size > coarse.max() + 1 and 0 < kept <= REFINE_SHARE * noisy.size
         model, to_one = _model_codes(coarse, groups, refine)
         out["noisy"].append(noisy)
         out["model"].append(model)
@@ -288,18 +288,21 @@ def _estimate(order, parent, one: dict, tree: dict) -> tuple[np.ndarray, dict[in
 
 
 def _sample(measured, one: dict, order, parent, root_p, cond, n: int, rng) -> dict[str, np.ndarray]:
-    """Step 6: model codes drawn ancestrally, then a half-width bin inside each, then a value inside it."""
+    """Step 6: each record's half-width bins drawn ancestrally, then a value inside each bin.
+
+    A column's half-width bin is drawn straight from P(bin | parent's model code) = P(code | parent) ·
+    P(bin | code): its model code is a function of the bin, so its children then read that code.
+    """
     codes = np.empty((n, len(order)), dtype=np.int64)
-    codes[:, order[0]] = sample_rows(root_p[None, :], np.zeros(n, dtype=np.int64), rng)
-    for c in order[1:]:
-        codes[:, c] = sample_rows(cond[c], codes[:, parent[c]], rng)
     values = {}
-    for j, (name, dom) in enumerate(zip(measured["columns"], measured["domains"])):
-        model, coarse = one["model"][j], measured["coarse"][j]
-        fine = codes[:, j] if np.array_equal(model, np.arange(model.size)) else \
-            sample_rows(_fine_given_model(model, coarse, one["noisy"][j]), codes[:, j], rng)
-        values[name] = decode_column(fine, dom, rng)
-    return values
+    for c in order:
+        names = measured["columns"][c], measured["domains"][c]
+        given = _fine_given_model(one["model"][c], measured["coarse"][c], one["noisy"][c])
+        rows, index = (root_p[None, :], np.zeros(n, np.int64)) if c == order[0] else (cond[c], codes[:, parent[c]])
+        fine = sample_rows(rows @ given, index, rng)
+        codes[:, c] = one["model"][c][fine]
+        values[names[0]] = decode_column(fine, names[1], rng)
+    return {name: values[name] for name in measured["columns"]}
 
 
 def _fine_given_model(model: np.ndarray, coarse: np.ndarray, noisy: np.ndarray) -> np.ndarray:
@@ -310,7 +313,7 @@ def _fine_given_model(model: np.ndarray, coarse: np.ndarray, noisy: np.ndarray) 
     w[model, np.arange(model.size)] = np.clip(noisy[coarse], 0, None) / halves[coarse]
     empty = w.sum(axis=1) <= 0
     w[empty] = (model[None, :] == np.flatnonzero(empty)[:, None])
-    return w
+    return w / w.sum(axis=1, keepdims=True)
 
 
 def _ledger_steps(columns, epsilon, delta, rho, rhos, one: dict, edges, eps0, tree: dict) -> list[Step]:
@@ -387,7 +390,7 @@ def _beliefs(order, parent, children, phi, psi):
     return nodes, pairs
 
 
-def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters=MD_ITERATIONS):
+def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total):
     """Root distribution and conditionals of the tree model fitted to every noisy marginal.
 
     Minimises ½Σ‖N·A_i b_i − y_i‖²/v_i + ½Σ‖N·b_e − y_e‖²/σ_e² over the tree's distributions (A_i sums
@@ -418,9 +421,10 @@ def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters
 
     nodes, pairs = _beliefs(order, parent, children, phi, psi)
     loss, g_node, g_pair = loss_grad(nodes, pairs)
-    alpha = 1.0 / total ** 2
-    for _ in range(iters):
-        alpha *= 2
+    alpha, grow = 1.0 / total ** 2, 2.0
+    for _ in range(MD_ITERATIONS):
+        alpha *= grow
+        grow = 2.0
         for _ in range(25):
             phi2 = {i: phi[i] - alpha * g_node[i] for i in order}
             psi2 = {c: psi[c] - alpha * g_pair[c] for c in order[1:]}
@@ -430,6 +434,7 @@ def _mirror_descent(order, parent, root, tables, one: dict, y2, v2, total, iters
             if loss2 < loss:
                 break
             alpha *= 0.5
+            grow = 1.0  # the step that fell short is not tried again next time
         else:
             break
         phi, psi, nodes, pairs, loss, g_node, g_pair = phi2, psi2, nodes2, pairs2, loss2, gn2, gp2

@@ -110,11 +110,12 @@ def test_zcdp_conversion_and_generic_marginal_forecast_by_hand(monkeypatch):
 
     monkeypatch.setitem(SYNTHESIZERS, "toy_mst", Marginal())
     fc = core.forecast("toy_mst", DIAMONDS, 1.0, N)
-    # σ² = 3(d − 1)/(2ρ) with d = 10: σ = 27.8 per 2-way cell; the average pair of the 20-bin
+    # MST's 2-way share, 0.75ρ, over d − 1 = 9 pairs: σ² = 9/(2·0.75ρ), σ = 18.5 per 2-way cell; the average pair of the 20-bin
     # numeric and categorical domains has (Σ_{i<j} s_i s_j)/45 cells.
     sizes = [20, 5, 7, 8, 20, 20, 20, 20, 20, 20]
     cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / 45
-    sigma = math.sqrt(27 / (2 * rho))
+    sigma = math.sqrt(9 / (2 * 0.75 * rho))
+    assert sigma == pytest.approx(18.54, abs=0.01) and "75% of ρ over 9 pairs" in fc.sentence
     assert f"{sigma:,.1f} per cell" in fc.sentence and f"{N / cells:,.0f} rows in an average cell" in fc.sentence
     assert fc.level == ("good" if sigma / (N / cells) < 0.2 else "fair" if sigma / (N / cells) < 1 else "poor")
 

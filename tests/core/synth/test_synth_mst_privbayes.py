@@ -19,7 +19,7 @@ from dpsynth_core.privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from dpsynth_core.synth.graphical import project_simplex, sample_rows
-from dpsynth_core.synth.mst import allocate_rho, split_rho
+from dpsynth_core.synth.mst import _beliefs, allocate_rho, split_rho
 from dpsynth_core.synth.privbayes import r_score
 
 
@@ -147,6 +147,32 @@ def test_mst_refines_a_numeric_column_from_its_noisy_counts_and_says_so():
     assert 0.45 < (out < 2.5).mean() < 0.55
     assert "b keep at most 20% of their bins: modelled at half-width bins" in s.ledger["steps"][0]["detail"]
     assert "post-processing of these noisy counts" in s.ledger["steps"][0]["detail"]
+    # alone, b has no 2-way table to measure its halves: modelled at full bins, half its values in the upper halves
+    alone = synthesize(df[["b"]], "mst", epsilon=50.0, schema={"b": schema["b"]}, seed=2, n=4000)
+    assert "half-width" not in alone.ledger["steps"][0]["detail"]
+    assert 0.4 < (alone.data["b"].between(2.5, 5) | alone.data["b"].between(52.5, 55)).mean() < 0.6
+
+
+def test_tree_beliefs_match_brute_force_enumeration():
+    # Tree 0–1, 0–2, 2–3 with random potentials (some strongly peaked): the node and pair marginals
+    # from two-pass belief propagation equal those of the joint ∝ Π exp(φ_i) Π exp(ψ_c) enumerated
+    # over all 3·4·2·3 = 72 cells.
+    rng = np.random.default_rng(0)
+    sizes, parent = {0: 3, 1: 4, 2: 2, 3: 3}, {0: -1, 1: 0, 2: 0, 3: 2}
+    order, children = [0, 1, 2, 3], {0: [1, 2], 1: [], 2: [3], 3: []}
+    phi = {i: rng.normal(0, 3, k) for i, k in sizes.items()}
+    psi = {c: rng.normal(0, 3, (sizes[parent[c]], sizes[c])) for c in (1, 2, 3)}
+    nodes, pairs = _beliefs(order, parent, children, phi, psi)
+    log = (phi[0][:, None, None, None] + phi[1][None, :, None, None] + phi[2][None, None, :, None]
+           + phi[3][None, None, None, :] + psi[1][:, :, None, None] + psi[2][:, None, :, None]
+           + psi[3][None, None, :, :])
+    joint = np.exp(log - log.max())
+    joint /= joint.sum()
+    for i in order:
+        np.testing.assert_allclose(nodes[i], joint.sum(axis=tuple(a for a in order if a != i)), atol=1e-12)
+    for c in (1, 2, 3):
+        pair = joint.sum(axis=tuple(a for a in order if a not in (parent[c], c)))
+        np.testing.assert_allclose(pairs[c], pair if parent[c] < c else pair.T, atol=1e-12)
 
 
 # --- ledgers -------------------------------------------------------------------------
@@ -317,3 +343,12 @@ def test_too_many_table_cells_or_columns_are_refused_with_one_sentence():
     out = synthesize(small, "privbayes", epsilon=1.0, schema={c: {"kind": "categorical", "categories": [0, 1]}
                                                               for c in small}, n=10)
     assert out.ledger["epsilon_total"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("bins", [True, 0, 2.5])
+def test_mst_refuses_bins_that_are_not_whole_numbers_before_doubling_them(bins):
+    # MST measures at half-width bins (2 × bins): True would pass as 2 once doubled
+    df = pd.DataFrame({"a": ["x", "y"] * 20, "b": np.linspace(0, 10, 40)})
+    schema = {"a": {"kind": "categorical", "categories": ["x", "y"]}, "b": {"kind": "numeric", "bounds": [0, 10]}}
+    with pytest.raises(ValueError, match=f"bins must be a whole number ≥ 1, got {bins}"):
+        synthesize(df, "mst", epsilon=1.0, schema=schema, n=10, bins=bins)
