@@ -2,13 +2,13 @@
 
 The measure step is the only one that reads the data, and it holds exact
 counts only (every 1-way and 2-way table at half-width bins). A new ε or
-seed re-runs the release: noise on the 1-way counts, the private choice of
+seed re-runs the generate step: noise on the 1-way counts, the private choice of
 the tree, noise on its tables, inference (mirror descent with belief
 propagation on the tree) and i.i.d. sampling of n records. Timed two ways on
 diamonds (n = 53,940 synthetic rows, declared public), medians of seeds 1–3
 at each ε:
 
-* ``release`` — the per-ε work alone, from the cached measurement;
+* ``generate`` — the per-ε work alone, from the cached measurement;
 * ``synthesize`` — the public call with the measurement cached, which also
   checks the frame against the schema, looks the measurement up by the
   data's fingerprint and assembles the output frame.
@@ -50,17 +50,17 @@ def main() -> None:
     print(machine())
     print(f"{args.method} on diamonds ({len(df):,} rows → {len(df):,} synthetic); measure once: "
           f"{measure_wall:.3f} s wall, {measure_cpu:.3f} s CPU")
-    print(f"{'ε':>4} | {'release wall':>12} {'CPU':>6} | {'synthesize wall':>15} {'CPU':>6} | target")
+    print(f"{'ε':>4} | {'generate wall':>12} {'CPU':>6} | {'synthesize wall':>15} {'CPU':>6} | target")
     for eps in EPSILONS:
         rel, syn = [], []
         for seed in SEEDS:
-            rel.append(timed_cpu(lambda: synth.release(measured, epsilon=eps, n=len(df),
+            rel.append(timed_cpu(lambda: synth.generate(measured, epsilon=eps, n=len(df),
                                                        rng=np.random.default_rng(seed), **extra, **params),
                                  args.repeat)[:2])
             syn.append(timed_cpu(lambda: core.synthesize(df, args.method, epsilon=eps, delta=DELTA, schema=schema,
                                                          seed=seed, n=len(df), measured=measured), args.repeat)[:2])
         (rw, rc), (sw, sc) = [tuple(statistics.median(x) for x in zip(*runs)) for runs in (rel, syn)]
-        print(f"{eps:>4g} | {rw:>12.3f} {rc:>6.3f} | {sw:>15.3f} {sc:>6.3f} | release {flag(rw, TARGET_S)}, "
+        print(f"{eps:>4g} | {rw:>12.3f} {rc:>6.3f} | {sw:>15.3f} {sc:>6.3f} | generate {flag(rw, TARGET_S)}, "
               f"synthesize {flag(sw, TARGET_S)}")
 
 
