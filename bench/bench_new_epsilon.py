@@ -43,8 +43,8 @@ def main() -> None:
     args = ap.parse_args()
     df, schema = core.load_bundled("diamonds")
     synth = SYNTHESIZERS[args.method]
-    params = dict(getattr(synth, "defaults", {}))
-    extra = {"delta": DELTA} if getattr(synth, "uses_delta", False) else {}
+    params = synth.defaults
+    extra = {"delta": DELTA} if synth.spends.needs_delta else {}
 
     measure_wall, measure_cpu, measured = timed_cpu(lambda: base.measurement(df, args.method, schema=schema), 1)
     print(machine())
