@@ -1,8 +1,9 @@
 """A closed session's data is released when its reconnect time has passed (issue 16, point 3).
 
-Streamlit's own session manager, store and (last test) runtime are used, with the store's clock replaced by a counter, so the
-reconnect time passes without waiting. Streamlit alone keeps an expired session, with its state, until the
-next session is stored; ``ui.server.end_closed_sessions`` (run every 2 s by the server) ends it at once.
+Streamlit's own session manager, store and (last test) runtime are used, with the store's clock replaced
+by a counter, so the reconnect time passes without waiting. Streamlit alone keeps an expired session, with
+its state, until the next session is stored; ``ui.server.end_closed_sessions`` (run every 2 s by the
+server) ends it at once.
 """
 
 import asyncio
