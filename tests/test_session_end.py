@@ -31,7 +31,7 @@ TTL = 120.0  # server.disconnectedSessionTTL's default
 
 
 class Browser:
-    """A connected browser tab that receives nothing (no script runs in these tests)."""
+    """A connected browser tab; what the server sends it is dropped."""
 
     def write_forward_msg(self, msg):
         pass
@@ -57,8 +57,9 @@ def _manager(clock: Clock) -> tuple[WebsocketSessionManager, MemoryUploadedFileM
 
 
 def _closed_session():
-    """A session that held an upload and a frame in its state, its browser closed just now:
-    (the session manager, the upload store, the store's clock, the session's id, a weak reference to the frame)."""
+    """A session that held an upload and a frame in its state, its browser closed just now: (the session
+    manager, the upload store, the store's clock, the session's id, a weak reference to the frame, and the
+    session's entry from when it was active, which Streamlit's message loop keeps after the close)."""
     clock = Clock()
     manager, uploads = _manager(clock)
     session_id = manager.connect_session(Browser(), ScriptData(APP), user_info={})
@@ -82,7 +83,7 @@ def _end(manager) -> int:
 
 def test_closed_session_freed_once_its_reconnect_time_passes():
     async def scenario():
-        manager, uploads, clock, session_id, frame, last_flushed = _closed_session()
+        manager, uploads, clock, session_id, frame, last_flushed = _closed_session()  # the entry held throughout
 
         clock.now += TTL - 1  # within the reconnect time: kept whole, and a reconnect finds it
         assert await _end(manager) == 0
