@@ -2,7 +2,7 @@
 
 Pages import what they use directly (``from ui import state, widgets``); every number comes from the core.
 
-- ``server``: process-wide set-up (uploads kept in memory, freed memory returned, a session's end).
+- ``server``: process-wide set-up (uploads kept in memory, freed memory returned, closed sessions ended and freed).
 - ``cache``: caches that live in the session's own state, and the public bundled data.
 - ``state``: the session's dataset, settings, schema, seed, holdout split and synthesis key.
 - ``link``: the share link (query parameters) and a link waiting for its upload.

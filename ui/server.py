@@ -140,8 +140,10 @@ def watch_closed_sessions(period: float = 2.0) -> None:
             time.sleep(period)
             try:
                 end_closed_sessions(runtime._session_mgr, loop)
-            except RuntimeError:  # the loop closed while the server stopped
-                return
+            except RuntimeError:
+                if loop.is_closed():  # the server stopped
+                    return
+                raise
 
     threading.Thread(target=watch, name="dpsynth-closed-sessions", daemon=True).start()
 

@@ -1,8 +1,9 @@
 """A closed session's data is released when its reconnect time has passed (issue 16, point 3).
 
-Streamlit's own session manager and store are used, with the store's clock replaced by a counter, so the
-reconnect time passes without waiting. Streamlit alone keeps an expired session, with its state, until the
-next session is stored; ``ui.server.end_closed_sessions`` (run every 2 s by the server) ends it at once.
+Streamlit's own session manager, store and (last test) runtime are used, with the store's clock replaced
+by a counter, so the reconnect time passes without waiting. Streamlit alone keeps an expired session, with
+its state, until the next session is stored; ``ui.server.end_closed_sessions`` (run every 2 s by the
+server) ends it at once.
 """
 
 import asyncio
@@ -11,22 +12,26 @@ import weakref
 
 import numpy as np
 import pandas as pd
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.caching.ttl_cache import TTLCache
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.runtime.memory_session_storage import MemorySessionStorage
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.script_data import ScriptData
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+from streamlit.web.cache_storage_manager_config import create_default_cache_storage_manager
 
 from tests.conftest import APP
-from ui import server
+from ui import server  # imported before any Runtime exists: no watcher thread of its own in these tests
 
 TTL = 120.0  # server.disconnectedSessionTTL's default
 
 
 class Browser:
-    """A connected browser tab that receives nothing (no script runs in these tests)."""
+    """A connected browser tab; what the server sends it is dropped."""
 
     def write_forward_msg(self, msg):
         pass
@@ -40,16 +45,21 @@ class Clock:
         return self.now
 
 
-def _manager(clock: Clock) -> tuple[WebsocketSessionManager, MemoryUploadedFileManager]:
+def _storage(clock: Clock) -> MemorySessionStorage:
     storage = MemorySessionStorage(ttl_seconds=int(TTL))
     storage._cache = TTLCache(maxsize=128, ttl=TTL, timer=clock)  # the same store on the counter's clock
+    return storage
+
+
+def _manager(clock: Clock) -> tuple[WebsocketSessionManager, MemoryUploadedFileManager]:
     uploads = MemoryUploadedFileManager("/_stcore/upload_file")
-    return WebsocketSessionManager(storage, uploads, ScriptCache(), None), uploads
+    return WebsocketSessionManager(_storage(clock), uploads, ScriptCache(), None), uploads
 
 
 def _closed_session():
-    """A session that held an upload and a frame in its state, its browser closed just now:
-    (the session manager, the upload store, the store's clock, the session's id, a weak reference to the frame)."""
+    """A session that held an upload and a frame in its state, its browser closed just now: (the session
+    manager, the upload store, the store's clock, the session's id, a weak reference to the frame, and the
+    session's entry from when it was active, which Streamlit's message loop keeps after the close)."""
     clock = Clock()
     manager, uploads = _manager(clock)
     session_id = manager.connect_session(Browser(), ScriptData(APP), user_info={})
@@ -73,7 +83,7 @@ def _end(manager) -> int:
 
 def test_closed_session_freed_once_its_reconnect_time_passes():
     async def scenario():
-        manager, uploads, clock, session_id, frame, last_flushed = _closed_session()
+        manager, uploads, clock, session_id, frame, last_flushed = _closed_session()  # the entry held throughout
 
         clock.now += TTL - 1  # within the reconnect time: kept whole, and a reconnect finds it
         assert await _end(manager) == 0
@@ -136,3 +146,41 @@ def test_no_uploaded_table_outlives_its_session_in_the_process():
     del at
     gc.collect()
     assert frame() is None
+
+
+def test_a_served_session_is_freed_once_its_reconnect_time_passes():
+    """The app run by Streamlit's own runtime, as ``streamlit run`` serves it: its message loop, its
+    script thread and the app's reference cycles. The session's dataset is garbage once the session ends."""
+    async def scenario():
+        clock = Clock()
+        runtime = Runtime(RuntimeConfig(
+            script_path=APP, media_file_storage=MemoryMediaFileStorage("/media"),
+            uploaded_file_manager=MemoryUploadedFileManager("/_stcore/upload_file"),
+            cache_storage_manager=create_default_cache_storage_manager(), session_storage=_storage(clock)))
+        await runtime.start()
+        try:
+            session_id = runtime.connect_session(client=Browser(), user_info={})
+            session = runtime.get_app_session(session_id)
+            session.track_settling()
+            rerun = BackMsg()
+            rerun.rerun_script.query_string = ""
+            runtime.handle_backmsg(session_id, rerun)  # the browser's first request: the Data page
+            async with asyncio.timeout(300):  # a bound on the wait, not a timing assertion
+                await session.wait_until_settled()
+            dataset = weakref.ref(session.session_state["dataset"])
+            assert dataset().name == "penguins"
+            del session
+            runtime.disconnect_session(session_id)
+            clock.now += TTL + 1
+            gc.disable()  # the collection must be the watcher's
+            try:
+                assert await _end(runtime._session_mgr) == 1
+            finally:
+                gc.enable()
+            assert dataset() is None
+        finally:
+            runtime.stop()
+            await runtime.stopped
+            Runtime._instance = None  # the next test (AppTest) runs with no runtime, as before
+
+    asyncio.run(scenario())
