@@ -148,7 +148,9 @@ def test_appears_on_the_map_and_in_a_release(method, penguins):
     table = core.ru_map(df, [method], [EPSILON], seed=2, schema=schema, references=False, metrics=["ks_mean"],
                         n_jobs=1)
     assert table["method"].tolist() == [method] and table["ks_mean"].notna().all()
-    result = synthesize(df, method, epsilon=EPSILON, schema=schema, n=100)
+    # Seeded: a fresh draw of dp_seqreg here makes the internal report refuse about one time in 12 (its
+    # attribute-inference measure needs two known values of the sensitive column in the synthetic data).
+    result = synthesize(df, method, epsilon=EPSILON, schema=schema, n=100, seed=4)
     log = [core.privacy.log_entry(result.ledger, fingerprint="f", dataset="penguins", purpose="release")]
     package = core.report.release_package(dataset_name="penguins", fingerprint="f", synthesis=result,
                                           stem="p", log=log)
