@@ -22,6 +22,8 @@ from typing import Any, Callable, Literal
 
 import pandas as pd
 
+from .errors import DataError
+
 Goal = Literal["maximize", "minimize", "target"]
 #: What a metric may need beyond the real and synthetic rows.
 NEEDS = {
@@ -80,6 +82,8 @@ class MetricContext:
         self.sensitive = getattr(schema, "sensitive", None) if sensitive is _ROLE else sensitive
         self.shared = {} if shared is None else shared
         self.options = {} if options is None else options
+        #: metric name → the sentence saying why these data give it no value (a DataError it raised)
+        self.refused: dict[str, str] = {}
 
     @property
     def categorical(self) -> list[str] | None:
@@ -189,13 +193,29 @@ class Metric:
         """The metric on ``ctx``; NaN when a need is not met or it has no compute function."""
         if self.compute is None or ctx.missing(self.needs):
             return math.nan
-        return float(self.compute(ctx))
+        try:
+            return float(self.compute(ctx))
+        except DataError as err:  # these data cannot give it a value: NaN, and ``explain`` says why
+            ctx.refused[self.name] = str(err)
+            return math.nan
+
+    def estimated(self, ctx: MetricContext):
+        """``estimate(ctx)``, or None when it has none or these data cannot give one (``explain`` says why)."""
+        if self.estimate is None or ctx.missing(self.needs):
+            return None
+        try:
+            return self.estimate(ctx)
+        except DataError as err:
+            ctx.refused[self.name] = str(err)
+            return None
 
     def explain(self, ctx: MetricContext, value: float) -> str | None:
         """The sentence a tile shows beside ``value`` (None when there is nothing to say)."""
         unmet = ctx.missing(self.needs)
         if unmet:
             return f"{self.label} needs {' and '.join(NEEDS[n] for n in unmet)}."
+        if self.name in ctx.refused:
+            return ctx.refused[self.name]
         text = self.note(ctx, value) if callable(self.note) else None
         if text is None and not (value is not None and math.isfinite(value)):
             text = self.note if isinstance(self.note, str) else f"{self.label} could not be computed for these data."
@@ -232,8 +252,9 @@ def sections(kind: str) -> list[str]:
 
 def section_estimates(section: str, ctx: MetricContext) -> list:
     """Estimates (value, interval, references) of ``section``'s metrics that have one and whose needs ``ctx``
-    meets, in registry order; a metric whose estimate does not apply to these data (None) is left out."""
-    found = (m.estimate(ctx) for m in metrics(section=section) if m.estimate is not None and not ctx.missing(m.needs))
+    meets, in registry order; a metric whose estimate does not apply to these data (None, or a DataError whose
+    sentence goes to ``ctx.refused``) is left out."""
+    found = (m.estimated(ctx) for m in metrics(section=section))
     return [est for est in found if est is not None]
 
 

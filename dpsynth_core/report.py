@@ -247,6 +247,8 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
     plain = [(m.label, m.value(ctx)) for sec in sections("risk") if sec not in skip for m in metrics("risk", sec)
              if m.estimate is None and m.on_map and m.name not in drawn and not ctx.missing(m.needs)]
     tables.insert(1, ("Disclosure measures, each against its references", _estimates_table(estimates, plain)))
+    # A measure these data cannot give (e.g. a synthetic sensitive column with one known value) says why.
+    text += "".join(f" {sentence}" for sentence in dict.fromkeys(ctx.refused.values()))
     # Each measure beside its baseline, held-out and original references, as the Risk page draws it.
     about_sensitive = {m.name for m in metrics("risk") if "sensitive" in m.needs}
     figures += [plots.estimate_figure(est, note=sensitive if est.metric in about_sensitive else "")

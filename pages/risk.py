@@ -177,8 +177,12 @@ def draw_distance() -> set:
 
 
 def draw_inference() -> set:
-    ai = ctx.shared["inference"] = measures.attribute_inference(key, real, synth, holdout, tuple(keys), sensitive,
-                                                                ds.schema, cfg.seed)
+    try:
+        ai = ctx.shared["inference"] = measures.attribute_inference(key, real, synth, holdout, tuple(keys),
+                                                                    sensitive, ds.schema, cfg.seed)
+    except core.DataError as err:  # e.g. the synthetic sensitive column has one known value: no model to score
+        st.info(plain(str(err)))
+        return {m.name for m in metrics("risk", "inference")}
     st.caption(plain(f"The intruder fits {ai.model} on the synthetic data to predict {sensitive} from "
                      f"{', '.join(keys)}, then applies it to the {ai.n:,} confidential records."))
     return set()  # one model answers accuracy or RMSE, as the column is categorical or numeric: the other has none
@@ -201,7 +205,7 @@ for section in sections("risk"):
             hint = ": tick the holdout box at the top." if "holdout" in ctx.missing(m.needs) else "."
             st.info(plain(m.explain(ctx, math.nan).rstrip(".") + hint))
         elif m.estimate is not None:
-            est = m.estimate(ctx)
+            est = m.estimated(ctx)
             if est is not None:
                 show(est, fmt=m.value_format, note=sensitive if "sensitive" in m.needs else "")
         elif m.compute is not None:

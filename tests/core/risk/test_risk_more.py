@@ -7,6 +7,7 @@ seeded and state their slack.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import SimpleNamespace
 
@@ -15,7 +16,7 @@ import pandas as pd
 import pytest
 
 import dpsynth_core as core
-from dpsynth_core.metric_info import METRICS
+from dpsynth_core.metric_info import METRICS, MetricContext
 from dpsynth_core.risk import (
     Domain,
     RiskEstimate,
@@ -513,3 +514,20 @@ def test_verdict_summary_names_each_group_most_serious_first():
         "1 measure beyond the baseline of random data, undecided without held-out records (Median DCR): hold out rows to decide; no "
         "measurable disclosure on 1 measure; 1 measure not measurable (Key-match attribute disclosure).")
     assert verdict_summary([none, none]) == "Verdicts on 2 measures: no measurable disclosure on 2 measures."
+
+
+def test_a_measure_these_data_cannot_give_is_nan_with_its_sentence_and_the_report_still_builds():
+    # A DP synthesis can leave the sensitive column with no known value; attribute inference then has no model
+    # to score. The registry gives NaN and the sentence, and the internal report says it instead of failing.
+    df, schema = core.load_bundled("penguins")
+    real = df.iloc[::2].reset_index(drop=True)
+    result = core.synthesize(real, "independent", epsilon=2.0, schema=schema, seed=1, n=100)
+    data = result.data.copy()
+    data[schema.sensitive] = np.nan
+    ctx = MetricContext(real[schema.used], data[schema.used], schema=schema, seed=0)
+    rmse = METRICS["attribute_rmse"]
+    assert math.isnan(rmse.value(ctx)) and rmse.estimated(ctx) is None
+    assert "fewer than two known values" in rmse.explain(ctx, math.nan)
+    html = core.report.internal_report(dataset_name="penguins", fingerprint="f", real=real,
+                                       synthesis=dataclasses.replace(result, data=data, implicates=()), log=[])
+    assert "fewer than two known values" in html.decode("utf-8")
