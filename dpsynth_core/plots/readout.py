@@ -12,7 +12,7 @@ def headline_figure(headline) -> go.Figure:
     d = headline.columns.dropna().sort_values(ascending=True)  # plotly draws the first bar at the bottom
     fig = go.Figure(go.Bar(x=d.tolist(), y=[esc(c) for c in d.index], orientation="h", marker_color=SYNTH_COLOUR,
                            hovertemplate="%{y}: %{x:.3f}<extra></extra>"))
-    fig.update_layout(template="plotly_white", height=max(160, 18 * len(d) + 60),
+    fig.update_layout(height=max(160, 18 * len(d) + 60),
                       margin=dict(l=10, r=10, t=36, b=30), title=dict(text="Distance per column (KS or TV)",
                                                                        font=dict(size=13)))
     fig.update_xaxes(range=[0, max(0.05, float(d.max()) * 1.1) if len(d) else 1], title=None)

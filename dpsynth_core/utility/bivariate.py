@@ -323,7 +323,8 @@ def association_fit(
             for j in range(i):
                 (ci, li), (cj, lj) = coded[i], coded[j]
                 m[i, j] = m[j, i] = _v_from_table(_contingency(ci, cj, len(li), len(lj)))
-        flat = [c for c, (codes, _) in zip(cats, coded) if np.unique(codes[codes >= 0]).size < 2]
+        # The levels are those the frame's values take (missing dropped), so fewer than two: one value.
+        flat = [c for c, (_, levels) in zip(cats, coded) if len(levels) < 2]
         if flat and len(cats) > 1:
             notes.append(f"{', '.join(map(str, flat))}: a single level in the {who} data, so its "
                          "Cramér's V there is undefined and left out of the fit.")

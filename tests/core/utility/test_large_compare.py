@@ -127,3 +127,12 @@ def test_utility_summary_is_its_measures_computed_one_by_one():
     p = real["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
     q = synth["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
     assert summary.columns.distances.loc["g", "tv"] == pytest.approx(0.5 * (p - q).abs().sum(), abs=1e-15)
+
+
+def test_a_categorical_column_of_one_level_is_named_in_the_cramers_v_notes():
+    # g takes one value in the synthetic data (missing values aside): its Cramér's V there is undefined.
+    real = pd.DataFrame({"g": list("abab"), "h": list("uvvu"), "k": list("xxyy")})
+    synth = pd.DataFrame({"g": ["a", "a", None, "a"], "h": list("uvvu"), "k": list("xyxy")})
+    notes = association_fit(real, synth).notes
+    assert any(n.startswith("g: a single level in the synthetic data") for n in notes), notes
+    assert not any("real data" in n for n in notes)
