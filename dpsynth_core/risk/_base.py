@@ -54,13 +54,18 @@ def shared_codes(parts: Sequence[pd.Series]) -> list[np.ndarray]:
 
 
 def combine_codes(columns: Sequence[np.ndarray], size: int) -> np.ndarray:
-    """One id per row such that rows share an id exactly when all codes agree.
+    """One id per row such that rows share an id exactly when all codes agree, numbered in order of
+    first appearance (below the row count).
 
-    Re-factorising after each column keeps ids below the row count, so the
-    product ``id * k + code`` cannot overflow int64.
+    The codes are packed as digits of a mixed-radix number, ``id * k + code``, re-factorised only when
+    the next column would overflow int64 (a factorisation keeps ids below the row count), so a table of
+    few-valued columns is factorised once rather than once per column.
     """
-    ids = np.zeros(size, dtype=np.int64)
+    ids, span = np.zeros(size, dtype=np.int64), 1
     for codes in columns:
         k = int(codes.max()) + 1 if size else 1
-        ids = pd.factorize(ids * k + codes)[0].astype(np.int64)
-    return ids
+        if span * k >= 2 ** 62:  # Python ints: the test itself cannot overflow
+            ids = pd.factorize(ids)[0].astype(np.int64)
+            span = int(ids.max()) + 1 if size else 1
+        ids, span = ids * k + codes, span * k
+    return pd.factorize(ids)[0].astype(np.int64)

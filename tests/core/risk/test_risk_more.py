@@ -531,3 +531,18 @@ def test_a_measure_these_data_cannot_give_is_nan_with_its_sentence_and_the_repor
     html = core.report.internal_report(dataset_name="penguins", fingerprint="f", real=real,
                                        synthesis=dataclasses.replace(result, data=data, implicates=()), log=[])
     assert "fewer than two known values" in html.decode("utf-8")
+
+
+def test_combined_row_ids_agree_with_a_group_by_also_past_the_int64_packing_limit():
+    # Independent reference: pandas numbers the groups of equal rows in order of first appearance. Four
+    # columns of up to 2^20 codes pass 2^62 after three, so the re-factorising path runs too.
+    from dpsynth_core.risk._base import combine_codes
+
+    rng = np.random.default_rng(5)
+    columns = [rng.integers(0, k, 5_000) for k in (3, 2 ** 20, 2 ** 20, 2 ** 20, 2)]
+    columns[3][:2_500] = columns[3][2_500:]  # repeated rows, so groups are not all singletons
+    for c in columns[:3] + columns[4:]:
+        c[:2_500] = c[2_500:]
+    expected = pd.DataFrame(np.column_stack(columns)).groupby(list(range(5)), sort=False).ngroup().to_numpy()
+    got = combine_codes(columns, 5_000)
+    assert np.array_equal(got, expected) and got.max() == 2_499
