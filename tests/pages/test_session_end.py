@@ -8,6 +8,7 @@ server) ends it at once.
 
 import asyncio
 import gc
+import threading
 import weakref
 
 import numpy as np
@@ -28,6 +29,24 @@ from tests.conftest import APP
 from ui import server  # imported before any Runtime exists: no watcher thread of its own in these tests
 
 TTL = 120.0  # server.disconnectedSessionTTL's default
+
+
+def _run(coroutine) -> None:
+    """``asyncio.run`` in a thread of its own: the browser tests' Playwright keeps an event loop running in
+    the main thread for the rest of the session, where ``asyncio.run`` refuses to start another."""
+    failure = []
+
+    def target():
+        try:
+            asyncio.run(coroutine)
+        except BaseException as err:  # re-raised in the test's thread
+            failure.append(err)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 class Browser:
@@ -102,7 +121,7 @@ def test_closed_session_freed_once_its_reconnect_time_passes():
         assert uploads.get_files(session_id, ["f1"]) == []
         assert manager.get_session_info(session_id) is None
 
-    asyncio.run(scenario())
+    _run(scenario())
 
 
 def test_streamlit_alone_keeps_an_expired_session_until_another_is_stored():
@@ -114,7 +133,7 @@ def test_streamlit_alone_keeps_an_expired_session_until_another_is_stored():
         assert frame() is not None
         assert len(uploads.get_files(session_id, ["f1"])) == 1  # and never removed by Streamlit
 
-    asyncio.run(scenario())
+    _run(scenario())
 
 
 def test_a_reconnected_session_is_not_ended():
@@ -127,7 +146,7 @@ def test_a_reconnected_session_is_not_ended():
         assert frame() is not None
         assert manager.is_active_session(session_id)
 
-    asyncio.run(scenario())
+    _run(scenario())
 
 
 def test_no_uploaded_table_outlives_its_session_in_the_process():
@@ -183,4 +202,4 @@ def test_a_served_session_is_freed_once_its_reconnect_time_passes():
             await runtime.stopped
             Runtime._instance = None  # the next test (AppTest) runs with no runtime, as before
 
-    asyncio.run(scenario())
+    _run(scenario())
