@@ -437,9 +437,20 @@ def exact_copy_share(real: pd.DataFrame, synth: pd.DataFrame) -> float:
     if missing:
         raise DataError(f"Columns {missing!r} of the real data are not in the synthetic data; compare tables with "
                         "the same columns.")
-    columns = [np.concatenate(shared_codes([real[c], synth[c]])) for c in real.columns]
-    rows = combine_codes(columns, len(real) + len(synth))
-    return float(np.isin(rows[: len(real)], rows[len(real):]).mean())
+    # Column by column, keep only the real and synthetic rows whose values so far have a partner on the
+    # other side: a real row is a copy exactly when it survives every column. A continuous column leaves
+    # few candidates, so the later columns are coded for a handful of rows rather than for all of them.
+    keep_r, keep_s = np.arange(len(real)), np.arange(len(synth))
+    ids_r, ids_s = np.zeros(len(real), dtype=np.int64), np.zeros(len(synth), dtype=np.int64)
+    for c in real.columns:
+        if not (len(keep_r) and len(keep_s)):
+            break
+        codes_r, codes_s = shared_codes([real[c].iloc[keep_r], synth[c].iloc[keep_s]])
+        ids = combine_codes([np.r_[ids_r, ids_s], np.r_[codes_r, codes_s]], len(keep_r) + len(keep_s))
+        ids_r, ids_s = ids[: len(keep_r)], ids[len(keep_r):]
+        in_r, in_s = np.isin(ids_r, ids_s), np.isin(ids_s, ids_r)
+        keep_r, ids_r, keep_s, ids_s = keep_r[in_r], ids_r[in_r], keep_s[in_s], ids_s[in_s]
+    return len(keep_r) / len(real) if len(keep_s) else 0.0
 
 
 def _used_columns(frames: list[pd.DataFrame], schema: Any) -> list[tuple[str, str, tuple | None]]:
