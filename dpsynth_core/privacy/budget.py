@@ -2,7 +2,8 @@
 
 Every synthesizer says how it spends the total ε of a release (``spends = Budget(...)``):
 
-* ``TOTAL`` — its mechanisms spend all of its share (independent, MST, …);
+* ``TOTAL`` — its mechanisms spend its share (independent, MST, …): all of it, or the declared
+  ``fraction`` of it, the rest left unspent (the ledger's total is what the steps spent);
 * ``NONE`` — it reads nothing of the data (a draw from the declared public domain): ε = 0, DP
   trivially. Only an undeclared row count then costs ε: the whole budget goes to the noisy count;
 * ``PER_RECORD`` — it spends a per-record ε once per unit (a synthetic record, or a block of
@@ -57,6 +58,7 @@ class Budget:
     unit (None: one record per unit). ``needs_delta``: an (ε, δ) method, given the requested δ
     (the default δ when none is asked) split over the implicates. ``count_share``: share of ε
     for a noisy row count (None: the app's share; all of ε for a method that spends none).
+    ``fraction``: the part of its share a ``TOTAL`` method spends (1: all of it).
     """
 
     kind: str = TOTAL
@@ -65,10 +67,13 @@ class Budget:
     unit_size: str | None = None
     needs_delta: bool = False
     count_share: float | None = None
+    fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"a budget is one of {KINDS}, got {self.kind!r}")
+        if not 0 < self.fraction <= 1 or (self.fraction != 1 and self.kind != TOTAL):
+            raise ValueError(f"fraction is a share in (0, 1] of a {TOTAL!r} budget, got {self.fraction!r}")
 
     @property
     def row_count_share(self) -> float:
@@ -97,7 +102,7 @@ class Budget:
             return Plan(epsilon, row_count, implicates, share, 0.0)
         each = (epsilon - row_count) / implicates
         if self.kind == TOTAL:
-            return Plan(epsilon, row_count, implicates, share, each)
+            return Plan(epsilon, row_count, implicates, share, each * self.fraction)
         units = self.units(n, params or {})
         return Plan(epsilon, row_count, implicates, share, each, units, each / units)
 

@@ -84,3 +84,29 @@ def test_log_entries_come_from_the_ledger_or_the_sweep_point():
     dp = sweep_log_entry(SYNTHESIZERS["mst"], 0.3, 7, fingerprint="f", dataset="d")
     assert (dp["epsilon_total"], dp["is_dp"], dp["seed"], dp["purpose"]) == (0.3, False, 7, "R-U sweep")
     assert sweep_log_entry(SYNTHESIZERS["cart"], None, 7, fingerprint="f", dataset="d")["epsilon_total"] is None
+
+
+def test_a_method_may_spend_a_declared_part_of_its_share_and_the_ledger_shows_what_it_spent():
+    # By hand: ε = 2 with a noisy count at 0.1 and 2 implicates leaves 0.95 each; half of it is 0.475.
+    assert Budget(TOTAL, fraction=0.5).plan(2.0, n=10, row_count=0.1, implicates=2).per_implicate == \
+        pytest.approx(0.475)
+    with pytest.raises(ValueError, match="fraction"):
+        Budget(PER_RECORD, fraction=0.5)
+    import dpsynth_core as core
+    from dpsynth_core.synth.base import register
+    from dpsynth_core.synth.independent import Independent
+
+    @register
+    class HalfIndependent(Independent):
+        name = "_half_independent"
+        spends = Budget(TOTAL, fraction=0.5)
+
+    try:
+        df, schema = core.load_bundled("penguins")
+        ledger = core.synthesize(df, "_half_independent", epsilon=2.0, schema=schema, n=50).ledger
+        per_column = 1.0 / len(schema.used)  # half of ε = 2, split equally over the columns
+        assert all(math.isclose(s["epsilon"], per_column) for s in ledger["steps"])
+        assert ledger["epsilon_total"] == pytest.approx(1.0) and ledger["epsilon_requested"] == 2.0
+        assert ledger["dp_label"] == "ε-DP with ε = 1"  # fresh randomness: DP at what it spent
+    finally:
+        SYNTHESIZERS.pop("_half_independent")
