@@ -1,0 +1,104 @@
+"""Time of one ε move in a real browser (issue 20, point 1): the Synthesize page's readout must follow the
+ε slider in ≤ 0.5 s on diamonds (53,940 rows).
+
+A server as ``streamlit run`` starts it and one page of Debian's Chromium (Playwright) open the
+Synthesize page on diamonds by the share link. Each move presses → on the focused ε slider (one log
+step) and times, in the page's own clock, from the key press until the readout's pMSE-ratio tile shows
+a new value and the script is idle again: what the user waits for. The moves go up from ε = 0.1, so
+each is to an ε the session has not drawn (a new synthesis and readout); the measurement is cached,
+as in the app after the page's first visit.
+
+Run: ``.venv/bin/python bench/browser_move.py [--moves 10]``. Prints the machine and its load first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from _common import machine  # noqa: E402  (also puts the project on sys.path)
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = 0.5
+METRIC = "pMSE ratio"
+
+
+def _serve() -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit("the server did not start in 60 s")
+
+
+# In the page: the readout's tile text, and whether the script is idle with nothing stale.
+_TILE = f"""() => {{
+  const tiles = [...document.querySelectorAll('[data-testid=stMetric]')];
+  const tile = tiles.find(t => t.querySelector('[data-testid=stMetricLabel]').innerText.trim() === {json.dumps(METRIC)});
+  return tile ? tile.querySelector('[data-testid=stMetricValue]').innerText : null;
+}}"""
+_IDLE = ("() => document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning' "
+         "&& document.querySelectorAll('[data-stale=true]').length === 0")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--moves", type=int, default=10)
+    args = ap.parse_args()
+    print(machine())
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    proc, url = _serve()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, headless=True)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(url + "/synthesize?data=bundled%3Adiamonds&method=independent&eps=0.1&seed=7")
+            page.get_by_text("At a glance").wait_for(timeout=120_000)
+            page.wait_for_function(_IDLE, timeout=120_000)
+            page.get_by_text("At a glance").scroll_into_view_if_needed()
+            page.wait_for_function(f"() => ({_TILE})() !== null && ({_IDLE})()", timeout=120_000)
+            slider = page.get_by_test_id("stSlider").get_by_role("slider").first
+            times = []
+            for i in range(args.moves + 1):  # the first move warms the page's caches; not counted
+                before = page.evaluate(_TILE)
+                slider.focus()
+                start = page.evaluate("() => performance.now()")
+                page.keyboard.press("ArrowRight")
+                page.wait_for_function(f"() => ({_TILE})() !== {json.dumps(before)} && ({_IDLE})()", polling="raf",
+                                       timeout=60_000)
+                elapsed = (page.evaluate("() => performance.now()") - start) / 1000
+                if i:
+                    times.append(elapsed)
+                    print(f"move {i}: {elapsed:.3f} s")
+            browser.close()
+    finally:
+        proc.kill()
+    med = statistics.median(times)
+    print(f"median of {len(times)} moves: {med:.3f} s (max {max(times):.3f} s); target ≤ {TARGET_S} s "
+          f"{'ok' if med <= TARGET_S else 'MISSED'}; load average at the end {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
