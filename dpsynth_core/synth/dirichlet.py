@@ -60,12 +60,6 @@ from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
 
 
-def check_bins(bins) -> int:
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise ValueError(f"bins must be a whole number ≥ 1, got {bins!r}")
-    return int(bins)
-
-
 @dataclass(frozen=True)
 class Table:
     """The measured contingency table: the only thing generate sees of the data."""
@@ -101,7 +95,6 @@ class Dirichlet(Synthesizer):
         return forecasting.dirichlet(schema, epsilon, n, bins=bins)
 
     def refuse(self, schema, columns, n, *, bins, **params):
-        bins = check_bins(bins)
         domains = [column_domain(schema[c], bins) for c in columns]
         cells = math.prod(d.size for d in domains)  # Python int: no overflow
         if cells <= constraints.DIRICHLET_MAX_CELLS:
@@ -114,7 +107,6 @@ class Dirichlet(Synthesizer):
                 f"Dirichlet–multinomial cap of {constraints.DIRICHLET_MAX_CELLS:,}; {remedy}.")
 
     def measure(self, df, schema, columns, *, bins):
-        bins = check_bins(bins)
         domains = [column_domain(schema[c], bins) for c in columns]
         # A value outside the public domain cannot be placed in a cell: such rows are not counted.
         # pandas or, partition by partition, Dask (see .counting)

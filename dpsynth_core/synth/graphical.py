@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import constraints
 from ..schema import Schema
-from .dirichlet import check_bins
 from .encoding import OUTSIDE, column_domain
 
 
@@ -95,7 +94,7 @@ def table_cells_refusal(schema: Schema, columns: list[str], bins, way: int, meth
     ``measure`` keeps them all (generate chooses among them), so their
     total size bounds its memory and time.
     """
-    sizes = [column_domain(schema[c], check_bins(bins)).size for c in columns]
+    sizes = [column_domain(schema[c], bins).size for c in columns]
     cells = sum(math.prod(t) for t in itertools.combinations(sizes, way))
     if cells <= constraints.MARGINAL_MAX_CELLS:
         return None

@@ -53,7 +53,6 @@ from ..privacy import TOTAL, Budget, Step
 from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
-from .dirichlet import check_bins
 from .encoding import Domain, column_domain, decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
@@ -179,7 +178,7 @@ class MST(Synthesizer):
 
     def refuse(self, schema, columns, n, *, bins, **params):
         # the measure step keeps the 2-way tables at half-width bins
-        return table_cells_refusal(schema, columns, 2 * check_bins(bins), 2, "MST")
+        return table_cells_refusal(schema, columns, 2 * bins, 2, "MST")
 
     def measure(self, df, schema, columns, *, bins):
         return measure_marginals(df, schema, columns, bins)

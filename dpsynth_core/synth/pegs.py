@@ -76,7 +76,6 @@ from ..privacy.mechanisms import log_perturbation_alpha, perturbed_pick, perturb
 from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
-from .dirichlet import check_bins
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
 from .options import Option
 
@@ -193,7 +192,7 @@ RANKINGS = ("public", "data")
 def measure_pegs(df, schema, columns, *, bins: int, top: int, ranking: str) -> PegsModel:
     if ranking not in RANKINGS:
         raise ValueError(f"ranking must be one of {RANKINGS}, got {ranking!r}")
-    codes, domains = encode(df, schema, columns, check_bins(bins))
+    codes, domains = encode(df, schema, columns, bins)
     codes = codes[(codes != OUTSIDE).all(axis=1)]  # values outside the public domain are not counted
     sizes = [d.size for d in domains]
     if ranking == "data":
@@ -341,7 +340,7 @@ class Pegs(Synthesizer):
 
     def refuse(self, schema, columns, n, *, bins, top, chains=None, **params):
         check_counts(top=top, chains=chains)
-        return _key_space_refusal(schema, columns, check_bins(bins), top)
+        return _key_space_refusal(schema, columns, bins, top)
 
     def measure(self, df, schema, columns, *, bins, top, ranking="public", chains=None):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
@@ -391,7 +390,7 @@ class PegsReset(Synthesizer):
 
     def refuse(self, schema, columns, n, *, bins, top, block, chains=None, **params):
         check_counts(top=top, block=block, chains=chains)
-        return _key_space_refusal(schema, columns, check_bins(bins), top)
+        return _key_space_refusal(schema, columns, bins, top)
 
     def measure(self, df, schema, columns, *, bins, top, block, ranking="public", chains=None):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
