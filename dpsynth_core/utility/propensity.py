@@ -16,14 +16,13 @@ General and specific utility measures for synthetic data. JRSS A 181(3).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.special import expit
 from sklearn.metrics import roc_auc_score, roc_curve
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
@@ -306,17 +305,72 @@ def _fit_logit(
     if X.shape[1] == 0:
         # Intercept only: the MLE is the sample share, whatever the data.
         return np.full(len(X_score), t.mean()), np.zeros(0), True
-    # C = inf is sklearn's spelling of "no penalty" since penalty=None was
-    # deprecated (1.8). Newton-Cholesky converges in a handful of steps on a
-    # few dozen columns; tol is tight because the null pMSE formula assumes
-    # the exact MLE.
-    model = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-8, max_iter=100)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(X, t)
-    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    converged = not warned and int(np.max(model.n_iter_)) < model.max_iter
-    return model.predict_proba(X_score)[:, 1], model.coef_.ravel(), converged
+    intercept, coef, converged = _newton_logit(X, np.asarray(t, dtype=float))
+    return expit(intercept + X_score @ coef), coef, converged
+
+
+#: Stop when every component of the mean log-loss gradient is below this (sklearn's scale for its tol).
+#: Tight because the null pMSE formula assumes the exact MLE.
+_LOGIT_TOL = 1e-8
+_LOGIT_MAX_ITER = 100
+
+
+def _newton_logit(X: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray, bool]:
+    """Logistic MLE by Newton's method with a backtracking line search: intercept, coefficients, converged.
+
+    The same algorithm as scikit-learn's ``newton-cholesky`` solver (tests check the fit against
+    statsmodels and scikit-learn), written out because this fit is most of the Synthesize page's readout
+    and of each R-U map point: a step is one BLAS product for the Hessian, and the line search reuses
+    X·d, so a trial step costs O(n) where scikit-learn evaluates the loss and gradient afresh (half the
+    time in all). Where a quasi-separated design leaves the Hessian singular, the step is damped
+    (Levenberg) rather than handed to L-BFGS, which scikit-learn stops after 100 steps short of the MLE.
+    """
+    n = len(t)
+    c = float(t.mean())
+    intercept, coef = float(np.log(c / (1.0 - c))), np.zeros(X.shape[1])  # the intercept-only MLE
+    eta = np.full(n, intercept)
+    loss = _log_loss(eta, t)
+    hessian = np.empty((X.shape[1] + 1,) * 2)
+    for _ in range(_LOGIT_MAX_ITER):
+        prob = expit(eta)
+        gradient = np.r_[np.mean(prob - t), (prob - t) @ X / n]
+        if np.max(np.abs(gradient)) <= _LOGIT_TOL:
+            return intercept, coef, True
+        w = prob * (1.0 - prob)
+        z = X * np.sqrt(w)[:, None]
+        hessian[0, 0], hessian[0, 1:] = w.mean(), w @ X / n
+        hessian[1:, 1:] = z.T @ z / n  # cho_factor reads the upper triangle only
+        step = -_damped_solve(hessian, gradient)
+        d_eta = step[0] + X @ step[1:]
+        slope = float(gradient @ step)
+        size = 1.0
+        for _ in range(40):  # Armijo backtracking on the mean log-loss
+            trial = eta + size * d_eta
+            trial_loss = _log_loss(trial, t)
+            if trial_loss <= loss + 1e-4 * size * slope:
+                break
+            size /= 2.0
+        else:
+            return intercept, coef, False  # no descent left in floating point short of the tolerance
+        intercept, coef = intercept + size * step[0], coef + size * step[1:]
+        eta, loss = trial, trial_loss
+    return intercept, coef, False
+
+
+def _log_loss(eta: np.ndarray, t: np.ndarray) -> float:
+    return float(np.mean(np.logaddexp(0.0, eta) - t * eta))
+
+
+def _damped_solve(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """H⁻¹g by Cholesky; if H is singular in floating point, (H + μ·mean(diag H)·I)⁻¹g with the smallest μ that works."""
+    scale = float(np.mean(np.diag(hessian)))
+    for damping in (0.0, *(10.0 ** -k for k in range(12, 0, -2))):
+        try:
+            factor = cho_factor(hessian + damping * scale * np.eye(len(hessian)), lower=False, check_finite=False)
+        except LinAlgError:
+            continue
+        return cho_solve(factor, gradient, check_finite=False)
+    raise LinAlgError("the logistic Hessian is not positive definite even when damped")
 
 
 def _cart(min_leaf: int, alpha: float, seed: int) -> DecisionTreeClassifier:

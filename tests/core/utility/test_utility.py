@@ -212,6 +212,23 @@ def test_logit_drops_dependent_and_constant_columns():
     np.testing.assert_allclose(res.scores, p_hat, atol=1e-5)
 
 
+def test_logit_under_quasi_separation_matches_the_fit_without_the_separated_rows():
+    # A level only the synthetic rows have (g = "d") separates them: its coefficient has no finite MLE and
+    # those rows' p̂ tends to 1. The other coefficients' MLE is then the MLE on the remaining rows without
+    # that dummy, which statsmodels fits with no separation at all: an independent value for every score.
+    rng = np.random.default_rng(8)
+    real, synth = _mixed(400, rng), _mixed(300, rng, shift=0.3)
+    synth.loc[:19, "g"] = "d"
+    res = propensity_metrics(real, synth, seed=0)
+    assert res.converged
+    separated = np.r_[np.zeros(len(real), bool), (synth["g"] == "d").to_numpy()]
+    # The fit stops when each gradient component of the mean log-loss is ≤ 1e-8. For the "d" dummy,
+    # standardised to (x − m)/sd, that bounds (20/700)·mean(1 − p̂ over its rows) by 1e-8·(sd + m) < 1e-8.
+    assert np.mean(1 - res.scores[separated]) < 1e-8 * 700 / 20
+    p_hat, _, _ = _statsmodels_propensity(real, synth[synth["g"] != "d"], _main_effect_dummies)
+    np.testing.assert_allclose(res.scores[~separated], p_hat, atol=1e-5)
+
+
 def test_auc_and_specks_match_references():
     rng = np.random.default_rng(8)
     real, synth = _mixed(400, rng), _mixed(350, rng, shift=0.4)
