@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import linalg
+from scipy.linalg import lapack
 
 __all__ = [
     "MISSING_LABEL",
@@ -310,33 +311,32 @@ def independent_columns(X: np.ndarray, *, tol: float = _DEPENDENCE_TOL) -> np.nd
         return np.arange(0)
     centred = X - X.mean(axis=0)
     gram = centred.T @ centred
-    variance = np.diag(gram).copy()
     # Constant columns say nothing beyond the intercept; test them exactly on
     # the raw values, as centring leaves rounding noise behind.
-    constant = X.max(axis=0) == X.min(axis=0)
-    keep: list[int] = []
-    chol = np.zeros((0, 0))
-    for j in range(p):
-        if constant[j]:
-            continue
-        g = gram[keep, j]
-        if keep:
-            w = linalg.solve_triangular(chol, g, lower=True, check_finite=False)
-            residual = variance[j] - w @ w
+    todo = np.flatnonzero(X.max(axis=0) != X.min(axis=0))
+    variance = np.diag(gram)[todo]
+    residual = gram[np.ix_(todo, todo)]  # Gram of the undecided columns, net of the kept ones
+    keep: list[np.ndarray] = []
+    while todo.size:
+        # Cholesky's j-th pivot squared is column j's variance left after projecting it on the kept
+        # columns and the undecided ones before it: the test of the scan, for all columns at once.
+        # The first dependent column stops the block; the rest are projected on the block and scanned again.
+        factor, info = lapack.dpotrf(residual, lower=1, clean=1)
+        valid = todo.size if info == 0 else info - 1  # pivots past a failed one are not computed
+        pivots = np.diag(factor)[:valid] ** 2
+        low = np.flatnonzero(pivots <= tol * variance[:valid])
+        first = int(low[0]) if low.size else valid
+        keep.append(todo[:first])
+        if first == todo.size:
+            break
+        block, rest = slice(0, first), slice(first + 1, None)
+        if first:
+            w = linalg.solve_triangular(factor[block, block], residual[block, rest], lower=True, check_finite=False)
+            residual = residual[rest, rest] - w.T @ w
         else:
-            w = np.zeros(0)
-            residual = variance[j]
-        if residual <= tol * variance[j]:
-            continue
-        # Grow the Cholesky factor of the kept columns' Gram matrix by one row.
-        k = len(keep)
-        grown = np.zeros((k + 1, k + 1))
-        grown[:k, :k] = chol
-        grown[k, :k] = w
-        grown[k, k] = np.sqrt(residual)
-        chol = grown
-        keep.append(j)
-    return np.asarray(keep, dtype=int)
+            residual = residual[rest, rest]
+        todo, variance = todo[rest], variance[rest]
+    return np.concatenate(keep).astype(int) if keep else np.arange(0)
 
 
 def _main_effects(

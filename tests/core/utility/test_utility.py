@@ -212,6 +212,26 @@ def test_logit_drops_dependent_and_constant_columns():
     np.testing.assert_allclose(res.scores, p_hat, atol=1e-5)
 
 
+def test_independent_columns_is_the_greedy_scan_by_rank():
+    # Reference: scan the columns in order and keep one when it raises the rank of [1, kept columns]
+    # (numpy's SVD rank). Designs with planted linear dependences, constants and sparse dummies.
+    rng = np.random.default_rng(9)
+    for _ in range(60):
+        n, p = int(rng.integers(8, 120)), int(rng.integers(1, 25))
+        X = rng.normal(size=(n, p)) if rng.random() < 0.6 else (rng.random((n, p)) < 0.15).astype(float)
+        for _ in range(int(rng.integers(0, 4))):
+            j, (a, b) = rng.integers(p), rng.integers(p, size=2)
+            X[:, j] = 2.0 * X[:, a] - X[:, b] + 1.0
+        if rng.random() < 0.3:
+            X[:, rng.integers(p)] = 3.0
+        kept: list[int] = []
+        for j in range(p):
+            before = np.linalg.matrix_rank(np.column_stack([np.ones(n), X[:, kept]]))
+            if np.linalg.matrix_rank(np.column_stack([np.ones(n), X[:, kept + [j]]])) > before:
+                kept.append(j)
+        np.testing.assert_array_equal(design_module.independent_columns(X), kept)
+
+
 def test_logit_under_quasi_separation_matches_the_fit_without_the_separated_rows():
     # A level only the synthetic rows have (g = "d") separates them: its coefficient has no finite MLE and
     # those rows' p̂ tends to 1. The other coefficients' MLE is then the MLE on the remaining rows without
