@@ -563,6 +563,8 @@ def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:
 # about 1 s split into 280 trees of 7). Each group costs a Python-level pass
 # over the real records, hence a cap on their number.
 _MAX_GROUPS = 256
+#: Records a search must hold before it is split over threads.
+_ROWS_PER_THREAD = 4_096
 
 
 class _NearestGower:
@@ -615,7 +617,10 @@ class _NearestGower:
         """L1 distance to the nearest record of group g; inf if not below bound."""
         if self.trees[g] is None:  # every column is grouped: within a group all agree
             return np.zeros(len(x))
-        return self.trees[g].query(x, p=1, distance_upper_bound=bound, workers=self.n_jobs)[0]
+        # Threads only for a query big enough to repay starting them: a query per group per pass spent
+        # more time starting threads than searching (diamonds, 1,000 records: 0.51 s wall against 0.12 s).
+        workers = self.n_jobs if len(x) >= _ROWS_PER_THREAD else 1
+        return self.trees[g].query(x, p=1, distance_upper_bound=bound, workers=workers)[0]
 
     def query(self, real: _Encoded) -> np.ndarray:
         x = self._coordinates(real)
