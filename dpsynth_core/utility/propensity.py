@@ -165,9 +165,11 @@ class PropensityResult:
         impurity importance for ``"cart"``; sorted, largest first. Shows
         which variables give the synthesis away.
     converged : bool
-        False when the logit fit hit its iteration cap, which happens when
-        the two datasets are (almost) perfectly separable; the scores are
-        then still ordered correctly, so AUC and SPECKS stay meaningful.
+        False when the logit fit stopped short of its tolerance, which
+        happens when the two datasets are almost perfectly separable; the
+        scores are then still ordered correctly, so AUC and SPECKS stay
+        meaningful. Rows a hyperplane separates completely have no finite
+        MLE: the scores are then the labels, the fit's limit (converged).
     interactions : bool
         Whether the logit saw pairwise interactions.
     holdout : float
@@ -300,13 +302,23 @@ def _subsample(
 def _fit_logit(
     X: np.ndarray, t: np.ndarray, X_score: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Unpenalised logistic MLE: probabilities at ``X_score`` (default ``X``), coefficients, converged."""
-    X_score = X if X_score is None else X_score
+    """Unpenalised logistic MLE: probabilities at ``X_score`` (default: the rows fitted), coefficients, converged.
+
+    When a hyperplane separates the groups there is no finite MLE: the likelihood tends to 1 along it and
+    the fitted probabilities to the labels themselves. For the rows fitted that limit is returned as soon
+    as a step separates them, where Newton's steps would only approach it (20-odd steps rather than 5);
+    at other rows the limit depends on which separating direction is taken, so the steps go on.
+    """
+    in_sample = X_score is None or X_score is X
     if X.shape[1] == 0:
         # Intercept only: the MLE is the sample share, whatever the data.
-        return np.full(len(X_score), t.mean()), np.zeros(0), True
-    intercept, coef, converged = _newton_logit(X, np.asarray(t, dtype=float))
-    return expit(intercept + X_score @ coef), coef, converged
+        return np.full(len(X if in_sample else X_score), t.mean()), np.zeros(0), True
+    t = np.asarray(t, dtype=float)
+    intercept, coef, converged = _newton_logit(X, t, stop_if_separated=in_sample)
+    eta = intercept + (X if in_sample else X_score) @ coef
+    if in_sample and np.array_equal(eta > 0, t == 1):
+        return t, coef, True
+    return expit(eta), coef, converged
 
 
 #: Stop when every component of the mean log-loss gradient is below this (sklearn's scale for its tol).
@@ -315,7 +327,7 @@ _LOGIT_TOL = 1e-8
 _LOGIT_MAX_ITER = 100
 
 
-def _newton_logit(X: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray, bool]:
+def _newton_logit(X: np.ndarray, t: np.ndarray, *, stop_if_separated: bool = False) -> tuple[float, np.ndarray, bool]:
     """Logistic MLE by Newton's method with a backtracking line search: intercept, coefficients, converged.
 
     The same algorithm as scikit-learn's ``newton-cholesky`` solver (tests check the fit against
@@ -336,6 +348,8 @@ def _newton_logit(X: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray, bool
         gradient = np.r_[np.mean(prob - t), (prob - t) @ X / n]
         if np.max(np.abs(gradient)) <= _LOGIT_TOL:
             return intercept, coef, True
+        if stop_if_separated and np.array_equal(eta > 0, t == 1):
+            return intercept, coef, False  # separated: no finite MLE (see _fit_logit)
         w = prob * (1.0 - prob)
         z = X * np.sqrt(w)[:, None]
         hessian[0, 0], hessian[0, 1:] = w.mean(), w @ X / n

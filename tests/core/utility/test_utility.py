@@ -212,6 +212,19 @@ def test_logit_drops_dependent_and_constant_columns():
     np.testing.assert_allclose(res.scores, p_hat, atol=1e-5)
 
 
+def test_logit_under_complete_separation_gives_the_limit_scores():
+    # x < 0 in every real row and x > 0 in every synthetic one: the likelihood tends to 1 as the slope
+    # grows, so the fitted probabilities tend to the labels and pMSE to mean((t − c)²) = c(1 − c).
+    rng = np.random.default_rng(10)
+    real = pd.DataFrame({"x": -rng.uniform(0.1, 2.0, 300), "y": rng.normal(size=300)})
+    synth = pd.DataFrame({"x": rng.uniform(0.1, 2.0, 200), "y": rng.normal(size=200)})
+    res = propensity_metrics(real, synth, interactions=True, seed=0)
+    c = 200 / 500
+    np.testing.assert_array_equal(res.scores, np.r_[np.zeros(300), np.ones(200)])
+    assert res.pmse == pytest.approx(c * (1 - c), rel=1e-12)
+    assert res.auc == 1.0 and res.specks == 1.0 and res.converged
+
+
 def test_independent_columns_is_the_greedy_scan_by_rank():
     # Reference: scan the columns in order and keep one when it raises the rank of [1, kept columns]
     # (numpy's SVD rank). Designs with planted linear dependences, constants and sparse dummies.
