@@ -440,8 +440,8 @@ def exact_copy_share(real: pd.DataFrame, synth: pd.DataFrame) -> float:
     # Column by column, keep only the real and synthetic rows whose values so far have a partner on the
     # other side: a real row is a copy exactly when it survives every column. A continuous column leaves
     # few candidates, so the later columns are coded for a handful of rows rather than for all of them.
-    keep_r, keep_s = np.arange(len(real)), np.arange(len(synth))
-    ids_r, ids_s = np.zeros(len(real), dtype=np.int64), np.zeros(len(synth), dtype=np.int64)
+    keep_r, keep_s = _numeric_candidates(real, synth)
+    ids_r, ids_s = np.zeros(len(keep_r), dtype=np.int64), np.zeros(len(keep_s), dtype=np.int64)
     for c in real.columns:
         if not (len(keep_r) and len(keep_s)):
             break
@@ -451,6 +451,26 @@ def exact_copy_share(real: pd.DataFrame, synth: pd.DataFrame) -> float:
         in_r, in_s = np.isin(ids_r, ids_s), np.isin(ids_s, ids_r)
         keep_r, ids_r, keep_s, ids_s = keep_r[in_r], ids_r[in_r], keep_s[in_s], ids_s[in_s]
     return len(keep_r) / len(real) if len(keep_s) else 0.0
+
+
+def _numeric_candidates(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the real and synthetic rows that may still be copies after the numeric columns alone.
+
+    A row whose number has no equal number on the other side is no copy. The common values are found by
+    sorting (numpy's, ten times faster than hashing a million distinct floats), so a continuous column
+    rules out almost every row for a few hundredths of a second. Equal values stay equal as floats, so
+    no copy is lost; the exact comparison of :func:`exact_copy_share` then decides among the rest.
+    """
+    keep_r, keep_s = np.arange(len(real)), np.arange(len(synth))
+    for c in real.columns:
+        if not (len(keep_r) and len(keep_s) and is_numeric(real[c]) and is_numeric(synth[c])):
+            continue
+        x, y = as_float(real[c].iloc[keep_r], c), as_float(synth[c].iloc[keep_s], c)
+        common = np.intersect1d(x, y)  # NaN is never common: a missing value pairs with a missing one
+        in_r = np.isin(x, common) | (np.isnan(x) & np.isnan(y).any())
+        in_s = np.isin(y, common) | (np.isnan(y) & np.isnan(x).any())
+        keep_r, keep_s = keep_r[in_r], keep_s[in_s]
+    return keep_r, keep_s
 
 
 def _used_columns(frames: list[pd.DataFrame], schema: Any) -> list[tuple[str, str, tuple | None]]:

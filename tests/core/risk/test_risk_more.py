@@ -564,6 +564,8 @@ def test_exact_copy_share_agrees_with_a_set_of_row_tuples_on_random_tables():
                                  "c": rng.choice(pool, n), "d": rng.integers(0, 2, n)})
 
         real, synth = frame(n_r), frame(n_s)
+        if _ % 2:  # the same numbers in other dtypes (1 equals 1.0), as a synthesis returns them
+            synth = synth.astype({"a": float, "d": "Int64"})
 
         def rows(df):
             return [tuple("∅" if pd.isna(v) else v for v in row) for row in df.itertuples(index=False)]
