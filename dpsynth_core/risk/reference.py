@@ -128,7 +128,8 @@ def random_public_data(columns: Sequence[str], domains: dict[str, Domain], n: in
         if d.kind == "categorical":
             cats = np.empty(len(d.categories) + d.nullable, dtype=object)
             cats[:len(d.categories)] = list(d.categories)  # a nullable domain's last value stays None
-            out[c] = cats[rng.integers(0, len(cats), n)]
+            # Kept as Python objects: pandas would otherwise convert a million labels to its text type.
+            out[c] = pd.Series(cats[rng.integers(0, len(cats), n)], dtype=object)
             continue
         if d.integer and max(abs(d.lower), abs(d.upper)) < 2.0 ** 62:  # numpy draws whole numbers in int64
             lo = math.ceil(d.lower)
