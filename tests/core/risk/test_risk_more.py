@@ -446,6 +446,12 @@ def test_hit_probability_and_random_data_by_hand():
     assert set(drawn["c"].dropna()) == {"a", "b", "c"}
     assert drawn["c"].isna().mean() == pytest.approx(0.25, abs=0.03)
     assert drawn["i"].between(1, 10).all() and (drawn["i"] % 1 == 0).all()
+    # Categories equal to pandas (1 and True) are drawn as one value, each as often as a declared category
+    # (binomial sd of a share of 1/4 in 4,000 draws: 0.007; 0.03 is four of them).
+    equal = Domain("categorical", (1, True, "a"), nullable=True)
+    drawn = random_public_data(["e"], {"e": equal}, 4000, np.random.default_rng(1))["e"]
+    assert set(drawn.dropna()) == {1, "a"}
+    assert (drawn == 1).mean() == pytest.approx(0.5, abs=0.03) and drawn.isna().mean() == pytest.approx(0.25, abs=0.03)
 
 
 def test_applicability_sentence():
