@@ -9,14 +9,18 @@ memory is printed after each upload and 15 s after each close (the server keeps 
 ``server.disconnectedSessionTTL`` seconds for a reconnect: set to 5 here, 120 by default; ``ui.server``
 ends it within 2 s of that time and frees what it held).
 
-Run: ``.venv/bin/python bench/bench_large.py pages`` and ``... memory --sessions 3``.
+Run: ``.venv/bin/python bench/bench_large.py pages`` and ``... memory --sessions 3``; ``pages --profile N``
+also prints the N functions of most cumulative time of each first visit (cProfile, which slows the visit).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,11 +65,26 @@ def _shown(at) -> list[str]:
     return [t for t in texts if re.search(r"sub-?sample|random sample|of the [\d,]+ ", t)]
 
 
-def _timed(run) -> tuple[float, float]:
-    """Wall and CPU seconds of ``run()`` (CPU: this process, where AppTest runs the app, and its children)."""
+def _timed(run, profile: int = 0) -> tuple[float, float]:
+    """Wall and CPU seconds of ``run()`` (CPU: this process, where AppTest runs the app, and its children);
+    with ``profile``, the top functions by cumulative time of the threads it started (AppTest runs the
+    page in one) are printed after."""
+    profiles = []
+
+    def start_profiling(*_):
+        profiles.append(cProfile.Profile())
+        profiles[-1].enable()  # replaces this hook in the new thread
+
+    threading.setprofile(start_profiling if profile else None)
     t, c = time.perf_counter(), _cpu()
-    run()
-    return time.perf_counter() - t, _cpu() - c
+    try:
+        run()
+    finally:
+        threading.setprofile(None)
+    out = time.perf_counter() - t, _cpu() - c
+    if profiles:
+        pstats.Stats(*profiles, stream=sys.stderr).sort_stats("cumulative").print_stats(profile)
+    return out
 
 
 def _cpu() -> float:
@@ -93,7 +112,7 @@ def pages(args) -> None:
         print(f"| upload + Data page | {sec:.1f} | {cpu:.1f} | {_load()} | {flag(sec, 5)} | |")
         for visit in ("first", "again"):
             for page in PAGES:
-                sec, cpu = _timed(lambda: at.switch_page(page).run())
+                sec, cpu = _timed(lambda: at.switch_page(page).run(), args.profile if visit == "first" else 0)
                 problems = [e.value for e in [*at.exception, *at.error]]
                 notes = "; ".join(_shown(at)) if visit == "first" else ""
                 print(f"| {NAMES[page]} ({visit} visit) | {sec:.1f} | {cpu:.1f} | {_load()} | {flag(sec, 5)} | "
@@ -200,6 +219,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--columns", type=int, nargs="+", default=[5, 10])
     ap.add_argument("--sessions", type=int, default=3)
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="pages: print each first visit's N functions of most cumulative time (to stderr)")
     args = ap.parse_args()
     print(machine())
     (pages if args.what == "pages" else memory)(args)

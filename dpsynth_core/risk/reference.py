@@ -126,9 +126,11 @@ def random_public_data(columns: Sequence[str], domains: dict[str, Domain], n: in
     for c in columns:
         d = domains[c]
         if d.kind == "categorical":
-            cats = np.empty(len(d.categories) + d.nullable, dtype=object)
-            cats[:len(d.categories)] = list(d.categories)  # a nullable domain's last value stays None
-            out[c] = cats[rng.integers(0, len(cats), n)]
+            # Drawn as codes of a pandas Categorical, not a million labels: equal categories (1 and True)
+            # share one code, and a nullable domain's last draw is missing.
+            codes, distinct = pd.factorize(pd.Series(list(d.categories), dtype=object))
+            draws = np.append(codes, -1)[rng.integers(0, len(d.categories) + d.nullable, n)]
+            out[c] = pd.Categorical.from_codes(draws, categories=distinct)
             continue
         if d.integer and max(abs(d.lower), abs(d.upper)) < 2.0 ** 62:  # numpy draws whole numbers in int64
             lo = math.ceil(d.lower)

@@ -33,7 +33,7 @@ from .. import constraints
 from ..errors import DataError, MethodRefused
 from ..privacy import NONE, TOTAL, Budget, Geometric, Step, build_ledger
 from ..privacy.mechanisms import check_epsilon
-from ..schema import Schema, infer_schema, merge_declared
+from ..schema import Schema, schema_of
 from .encoding import assemble_frame
 from .options import Option, resolve
 
@@ -205,7 +205,7 @@ def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, 
     if dask and (schema is None or not synth.partitioned):
         raise ValueError(f"{synth.label} needs the data in memory (a pandas DataFrame)" if schema is not None
                          else "A Dask DataFrame needs a declared schema: its domains cannot be read off the data.")
-    schema = schema if dask else infer_schema(df) if schema is None else merge_declared(infer_schema(df), schema)
+    schema = schema if dask else schema_of(df, schema)
     params = synth.resolve(params)
     refusal = synth.refuse(schema, schema.used, len(df), **params)
     if refusal:
@@ -303,7 +303,7 @@ def synthesize(
         raise DataError("The data has no rows; load a file with at least one row of data.")
 
     declared = Schema.from_dict(schema) if isinstance(schema, dict) else schema
-    schema = infer_schema(df) if declared is None else merge_declared(infer_schema(df), declared)
+    schema = schema_of(df, declared)
     schema.check_frame(df)
 
     if synth.is_dp:

@@ -16,7 +16,7 @@ import pytest
 from dpsynth_core import constraints
 from dpsynth_core.datasets import load_bundled
 from dpsynth_core.schema import (ColumnSchema, Schema, infer_column, infer_schema, merge_declared,
-                                 schema_from_table, schema_table)
+                                 schema_from_table, schema_of, schema_table)
 from tests.conftest import DATA
 
 RNG_SEED = 20240611
@@ -218,6 +218,31 @@ def test_merge_declared_keeps_inferred_columns_the_declaration_omits():
     assert merged["a"].bounds == (0.0, 10.0) and not merged["a"].derived
     assert merged["b"].derived and merged["b"].categories == ("u", "v")
     assert merged.derived_columns == ["b"]
+
+
+@pytest.mark.parametrize("declaration", ["none", "inferred", "bundled file", "every column", "some columns",
+                                         "other order"])
+def test_schema_of_is_merge_declared_of_the_inferred_schema(declaration):
+    """schema_of skips inference when every column is declared: the result must be the merge's all the same
+    (the missing counts read off this data, the declared fields, keys and sensitive column, column order)."""
+    df = pd.read_csv(DATA / "penguins.csv")
+    df["id"] = np.arange(1, len(df) + 1)  # an excluded column
+    bundled = Schema.from_dict(json.loads((DATA / "penguins.schema.json").read_text(encoding="utf-8")))
+    inferred = infer_schema(df)
+    declared = {"none": None,
+                "inferred": inferred.with_roles(keys=("island", "sex"), sensitive="body_mass_g"),
+                "bundled file": bundled,  # no "id": that column is inferred
+                # the file says nothing of this data's gaps (n_missing 0): they must be counted
+                "every column": Schema({**bundled.columns, "id": ColumnSchema(name="id", kind="excluded")},
+                                       keys=bundled.keys, sensitive=bundled.sensitive),
+                "some columns": Schema.from_dict({"bill_length_mm": {"bounds": [0, 100]}}),
+                "other order": Schema(dict(reversed(merge_declared(inferred, bundled).columns.items())),
+                                      keys=("sex",))}[declaration]
+    expected = inferred if declared is None else merge_declared(inferred, declared)
+    got = schema_of(df, declared)
+    assert got == expected
+    assert list(got.columns) == list(df.columns)
+    assert got["sex"].n_missing == int(df["sex"].isna().sum()) > 0
 
 
 # --- the editable table ----------------------------------------------------

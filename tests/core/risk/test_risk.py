@@ -18,6 +18,7 @@ from dpsynth_core.risk import (
     match_rates,
     membership_inference,
 )
+from dpsynth_core.risk import distance as distance_module
 from dpsynth_core.risk import matching as risk_matching
 from tests.conftest import DATA
 
@@ -266,7 +267,9 @@ def _mixed_frame(rng: np.random.Generator, n: int) -> pd.DataFrame:
     ["c", "d", "e"],
     ["c", "d"],
 ])
-def test_gower_dcr_matches_brute_force(columns):
+@pytest.mark.parametrize("pairs", [0, distance_module.BRUTE_FORCE_PAIRS])  # KD-trees only; the default
+def test_gower_dcr_matches_brute_force(columns, pairs, monkeypatch):
+    monkeypatch.setattr(distance_module, "BRUTE_FORCE_PAIRS", pairs)
     rng = np.random.default_rng(42)
     real, synth = _mixed_frame(rng, 60)[columns], _mixed_frame(rng, 800)[columns]
     if "d" in columns:
@@ -274,6 +277,19 @@ def test_gower_dcr_matches_brute_force(columns):
         # record must be found among other combinations
         synth = synth[synth["d"] == "p"]
     np.testing.assert_allclose(gower_dcr(real, synth), _brute_force_gower(real, synth), atol=1e-12)
+
+
+def test_measured_outright_and_through_trees_the_distances_are_the_same_floats(monkeypatch):
+    # The search measures a few records against a group outright and many through a KD-tree: summed in
+    # the same order, both give the same float, so the DCR does not depend on the group sizes.
+    rng = np.random.default_rng(8)
+    columns = ["a", "b", "n", "c", "d"]  # "e" has thousands of categories: one-hot, too wide here
+    real, synth = _mixed_frame(rng, 3000)[columns], _mixed_frame(rng, 20_000)[columns]
+    monkeypatch.setattr(distance_module, "BRUTE_FORCE_PAIRS", 2**26)  # every search outright
+    outright = gower_dcr(real, synth)
+    monkeypatch.setattr(distance_module, "BRUTE_FORCE_PAIRS", 0)  # every search through a tree
+    np.testing.assert_array_equal(gower_dcr(real, synth), outright)
+    assert np.isnan(synth["b"]).any() and (outright > 0).all()
 
 
 def test_copies_have_zero_distance_and_are_counted():
