@@ -121,30 +121,30 @@ def _fit_conditional(codes: np.ndarray, sizes, i: int, *, max_iter: int, C: floa
 
 
 class _Logits:
-    """One conditional's log-odds as one gather, a category a row: column 0 of ``table`` the intercept,
-    then the weights of every other feature's codes.
+    """One conditional's log-odds as one gather: row 0 of ``table`` the intercept, then the weight rows
+    of every other feature's codes.
 
     A Gibbs sweep asks for the probabilities of a few hundred chains at a time, thousands of times,
-    so the chains sit along the last (contiguous) axis and a call is a handful of array operations.
+    so a call is a handful of array operations rather than one per feature.
     """
 
     def __init__(self, cond: _Conditional):
-        self.table = np.vstack([cond.intercept, cond.weights]).T.copy()  # (C_i, 1 + Σ_j≠i C_j)
+        self.table = np.vstack([cond.intercept, cond.weights])  # (1 + Σ_j≠i C_j, C_i)
         self.features = np.array(cond.others, dtype=np.intp)
         self.starts = (cond.offsets + 1)[:, None]
 
     def probabilities(self, codes: np.ndarray) -> np.ndarray:
-        """Fitted P(x_i = · | current others) (C_i × n) for the chains' codes (M × n, a feature a row).
+        """Fitted P(x_i = · | current others) (n × C_i) for the chains' codes (M × n, a feature a row).
 
-        The one-hot product is a sum of one weight per other feature, gathered directly and added
-        in feature order after the intercept.
+        The one-hot product is a sum of one weight row per other feature, gathered directly and
+        added in feature order after the intercept (a sum along the first axis adds term by term).
         """
-        columns = np.zeros((len(self.features) + 1, codes.shape[1]), dtype=np.intp)
-        columns[1:] = codes[self.features] + self.starts
-        logits = self.table.take(columns, axis=1).sum(axis=1)  # (C_i, n)
-        logits -= logits.max(axis=0)
+        rows = np.zeros((len(self.features) + 1, codes.shape[1]), dtype=np.intp)
+        rows[1:] = codes[self.features] + self.starts
+        logits = self.table.take(rows, axis=0).sum(axis=0)
+        logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits, out=logits)
-        return p / p.sum(axis=0)
+        return p / p.sum(axis=1, keepdims=True)
 
 
 @register
@@ -226,10 +226,10 @@ class PMI(Synthesizer):
         logits = [_Logits(cond) for cond in conditionals]
 
         def sweep(x):
-            codes = x.T.copy()  # a feature a row: the chains along the contiguous axis
+            codes = x.T.copy()  # a feature a row: one gather picks every feature's code
             for i, model in enumerate(logits):
                 # (g + α)/(1 + Cα), drawn as a mixture in log space: no code's probability rounds to zero
-                codes[i] = perturbed_draw(model.probabilities(codes).T, log_alpha, rng)
+                codes[i] = perturbed_draw(model.probabilities(codes), log_alpha, rng)
             x[:] = codes.T
             return x[:, None].copy()
 
