@@ -71,7 +71,8 @@ class MetricContext:
         it here under the key the metric's module uses.
     options : dict, optional
         Per-call settings a metric reads, such as ``{"propensity_rows": 5000}`` (the rows the shared
-        propensity fit may use); a metric without its option uses its default.
+        propensity fit may use) or ``{"threads": 1}`` (a metric's own worker threads, where it has any: the
+        R-U sweep's points already run side by side); a metric without its option uses its default.
     """
 
     def __init__(self, real: pd.DataFrame, synth: pd.DataFrame, *, schema: Any = None, seed: Any = None,

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import math
 import pickle
+import time
 import warnings
 import zlib
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from joblib.parallel import LokyBackend, get_active_backend
 
 from . import constraints, risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
@@ -171,40 +172,66 @@ def ru_map(
     if references and "bootstrap" not in methods:
         jobs += [("bootstrap", math.nan, r) for r in range(reps)]
 
-    # The measure step reads the data once per method per sweep (methods measured
-    # side by side on the workers), and each point gets its method's measurement
-    # instead of measuring again in its worker. The rows travel pickled once (_Pickled);
-    # max_nbytes=None: joblib would otherwise write large arrays (the confidential rows,
-    # a bootstrap's measurement) to a temporary folder to share them, possibly on disk.
-    names = list(dict.fromkeys(j[0] for j in jobs if j[0] != "original"))
+    # The measure step reads the data once per method per sweep: round one runs each method's first point,
+    # which measures in its worker and hands the measurement back with its row (the original data's point
+    # beside them), so no worker waits on a slow measurement (PMI's fits: seconds) with nothing to do.
+    # Round two runs every other point with its method's measurement, costliest methods first, so the last
+    # points to finish are short ones. The rows travel pickled once a round (_Pickled); max_nbytes=None:
+    # joblib would otherwise write large arrays (the confidential rows, a bootstrap's measurement) to a
+    # temporary folder to share them, possibly on disk.
     n_jobs = _n_jobs(n_jobs)
     data = _Pickled((train, held, schema))
-    measured = dict(zip(names, Parallel(n_jobs=n_jobs, backend=_backend(), max_nbytes=None)(
-        delayed(_measure)(data, m) for m in names)))
     options = dict(SWEEP_OPTIONS if options is None else options)
-    tasks = (delayed(_point)(i, data, metrics, options, m, eps, rep, base, measured.get(m))
-             for i, (m, eps, rep) in enumerate(jobs))
+    if effective_n_jobs(n_jobs) != 1:
+        options.setdefault("threads", 1)  # points run side by side: a measure's own threads would only compete
+    first: dict[str, int] = {}  # method → its first point
+    for i, (m, _, _) in enumerate(jobs):
+        if m != "original":
+            first.setdefault(m, i)
+    opening = sorted(first.values()) + [i for i, j in enumerate(jobs) if j[0] == "original"]
     rows: list[dict | None] = [None] * len(jobs)
-    synthesized = [i for i, j in enumerate(jobs) if j[0] != "original"]
+    measured: dict = {}
+    cost: dict[str, float] = {}
     done = 0
+    total = sum(m != "original" for m, _, _ in jobs)
+
+    def keep(i: int, row: dict, measurement, seconds: float) -> None:
+        nonlocal done
+        rows[i] = row
+        m, eps, rep = jobs[i]
+        if m == "original":
+            return
+        if i == first[m]:
+            measured[m], cost[m] = measurement, seconds
+        done += 1
+        if progress is not None:
+            # A progress callback that raises (the app's Cancel) ends the sweep (see _run).
+            where = "not DP" if math.isnan(eps) else f"ε = {eps:g}"
+            progress(done / total, f"{SYNTHESIZERS[m].label}, {where}, replicate {rep + 1}")
+
+    _run([delayed(_point)(i, data, metrics, options, *jobs[i], base) for i in opening], n_jobs, keep)
+    later = sorted((i for i in range(len(jobs)) if rows[i] is None), key=lambda i: -cost[jobs[i][0]])
+    _run([delayed(_point)(i, data, metrics, options, *jobs[i], base, measured[jobs[i][0]]) for i in later],
+         n_jobs, keep)
+    return pd.DataFrame(rows)
+
+
+def _run(tasks: list, n_jobs: int | None, keep: Callable) -> None:
+    """Run ``tasks`` through joblib, calling ``keep(*result)`` in this process as each one ends.
+
+    An exception in ``keep`` (the progress callback's cancel) closes the generator, which cancels the
+    tasks not yet started, and propagates.
+    """
+    if not tasks:
+        return
     results = Parallel(n_jobs=n_jobs, backend=_backend(), return_as="generator_unordered", max_nbytes=None)(tasks)
     try:
-        for i, row in results:
-            rows[i] = row
-            m, eps, rep = jobs[i]
-            if m == "original":
-                continue
-            done += 1
-            if progress is not None:
-                # A progress callback that raises (the app's Cancel) ends the
-                # sweep; closing the generator below cancels the pending points.
-                where = "not DP" if math.isnan(eps) else f"ε = {eps:g}"
-                progress(done / len(synthesized), f"{SYNTHESIZERS[m].label}, {where}, replicate {rep + 1}")
+        for result in results:
+            keep(*result)
     finally:
         with warnings.catch_warnings():  # joblib warns that it cancelled the pending points: that was the aim
             warnings.filterwarnings("ignore", message=".*tasks which were still being processed", category=UserWarning)
             results.close()
-    return pd.DataFrame(rows)
 
 
 class _SharedLokyBackend(LokyBackend):
@@ -261,29 +288,31 @@ class _Pickled:
         return object.__sizeof__(self) + len(self.payload)
 
 
-def _measure(data: _Pickled, m: str):
-    """Method ``m``'s measurement of the sweep's rows (run in a worker)."""
-    train, _, schema = data.get()
-    return measurement(train, m, schema=schema)
-
-
 def _point(i: int, data: _Pickled, metrics: list[str], options: dict, m: str, eps: float, rep: int, base: int,
-           measured) -> tuple[int, dict]:
-    """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments."""
+           measured=None) -> tuple[int, dict, object, float]:
+    """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments.
+
+    Without ``measured`` the method is measured here. Returns the point's index and row, the measurement
+    made here (None when one was passed in), and the CPU seconds of the point without its measurement
+    (which orders the sweep's later points).
+    """
     train, held, schema = data.get()
     shared: dict = {}
     if m == "original":
         values = score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics, shared=shared,
                        options=options)
         return i, {"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
-                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}
+                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}, None, 0.0
+    made = measurement(train, m, schema=schema) if measured is None else None
+    start = time.process_time()
     s = point_seed(base, m, eps, rep)
     result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
-                        measured=measured)
+                        measured=measured if made is None else made)
     values = score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics, shared=shared,
                    options=options)
-    return i, {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
-               "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap", **values, **rows_used(shared)}
+    row = {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
+           "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap", **values, **rows_used(shared)}
+    return i, row, made, time.process_time() - start
 
 
 def sample_note(points: pd.DataFrame) -> str | None:

@@ -56,8 +56,12 @@ def bernoulli_exp(t, rng: np.random.Generator, size=None) -> np.ndarray:
     if size is not None:
         t = np.broadcast_to(t, size)
     t = t.ravel()
-    if np.any(t < 0) or np.any(np.isnan(t)):
+    if not (t >= 0).all():  # NaN too
         raise ValueError("bernoulli_exp needs t ≥ 0")
+    shape = np.shape(t) if size is None else size
+    if len(t) and t.max() <= _PIECE:
+        # One factor for every coin (the usual case): the loop below would draw exactly these uniforms.
+        return (rng.random(len(t)) < np.exp(-t)).reshape(shape)
     finite = np.isfinite(t)
     k = np.where(finite, np.maximum(1, np.ceil(t / _PIECE)), 1).astype(np.int64)
     step = np.exp(-np.where(finite, t, 0.0) / k)
@@ -69,7 +73,7 @@ def bernoulli_exp(t, rng: np.random.Generator, size=None) -> np.ndarray:
             break
         alive[active] = rng.random(len(active)) < step[active]
         piece += 1
-    return alive.reshape(np.shape(t) if size is None else size)
+    return alive.reshape(shape)
 
 
 def exponential_exact(size, rng: np.random.Generator) -> np.ndarray:
@@ -130,6 +134,14 @@ def log_perturbation_alpha(x: float) -> float:
     return -x - math.log(-math.expm1(-x))
 
 
+def uniform_part_t(totals: np.ndarray, categories: int, log_alpha: float) -> np.ndarray:
+    """−log of the α part's share Cα/(W + Cα) of (w_j + α)/(W + Cα), for weights summing to ``totals`` (≥ 0)."""
+    log_mass = math.log(categories) + log_alpha  # log(Cα)
+    with np.errstate(divide="ignore"):
+        t = np.logaddexp(np.log(totals.astype(float)), log_mass) - log_mass
+    return np.maximum(t, 0.0)
+
+
 def perturbed_plan(totals: np.ndarray, categories: int, log_alpha: float, rng: np.random.Generator,
                    uniform: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The randomness of :func:`perturbed_draw` for rows whose weights sum to ``totals``.
@@ -139,10 +151,7 @@ def perturbed_plan(totals: np.ndarray, categories: int, log_alpha: float, rng: n
     all rows at once, so picking in chunks of rows gives the same result.
     """
     n = len(totals)
-    log_mass = math.log(categories) + log_alpha  # log(Cα)
-    with np.errstate(divide="ignore"):
-        t = np.logaddexp(np.log(totals.astype(float)), log_mass) - log_mass  # −log P(α part) ≥ 0
-    use_uniform = bernoulli_exp(np.maximum(t, 0.0), rng)
+    use_uniform = bernoulli_exp(uniform_part_t(totals, categories, log_alpha), rng)
     if uniform is not None:
         use_uniform |= uniform
     cats = rng.integers(0, categories, n)
@@ -187,6 +196,43 @@ def perturbed_draw(weights: np.ndarray, log_alpha: float, rng: np.random.Generat
     """
     plan = perturbed_plan(weights.sum(axis=1), weights.shape[1], log_alpha, rng, uniform)
     return perturbed_pick(weights, *plan)
+
+
+class PerturbedCounts:
+    """:func:`perturbed_draw` from the rows of one fixed count table, set up once per α.
+
+    A Gibbs sampler draws from the same conditional table thousands of times on a
+    few hundred rows (PeGS: one draw per chain, feature and sweep), where the
+    per-row work of :func:`perturbed_draw` (sums, logs, a cumulative sum over the
+    categories) dominated. Here each table row's total and α-part coin are
+    computed once, and the category of a counted draw is found by one binary
+    search in the cumulative counts of the whole table. The law and the
+    randomness drawn are those of ``perturbed_draw(counts[rows], log_alpha, rng,
+    uniform)``, so the draws are the same.
+    """
+
+    def __init__(self, counts: np.ndarray, log_alpha: float):
+        self.categories = counts.shape[1]
+        self.totals = counts.sum(axis=1)
+        self.t = uniform_part_t(self.totals, self.categories, log_alpha)
+        # Every coin one factor of bernoulli_exp (the usual case): its probability, computed once.
+        self.coin = np.exp(-self.t) if len(self.t) and self.t.max() <= _PIECE else None
+        self.cumulative = np.cumsum(counts.ravel())  # row r's counts end at cumulative[(r + 1)·C − 1]
+        self.starts = np.concatenate([[0], self.cumulative])[::self.categories][:len(counts)]
+
+    def draw(self, rows: np.ndarray, rng: np.random.Generator, uniform: np.ndarray | None = None) -> np.ndarray:
+        """One category for each entry of ``rows`` (row numbers of the table); ``uniform``: drawn uniformly."""
+        n = len(rows)
+        use_uniform = rng.random(n) < self.coin[rows] if self.coin is not None else bernoulli_exp(self.t[rows], rng)
+        if uniform is not None:
+            use_uniform |= uniform
+        out = rng.integers(0, self.categories, n)
+        counted = np.flatnonzero(~use_uniform)
+        r = rows[counted]
+        u = rng.integers(0, self.totals[r])  # exact: P(j) = n_j / N
+        # The counts ≤ u within the row: every entry of the rows before it, then the row's own.
+        out[counted] = np.searchsorted(self.cumulative, self.starts[r] + u, side="right") - r * self.categories
+        return out
 
 
 def dirichlet_alpha(n_synth: int, epsilon: float) -> float:

@@ -778,8 +778,10 @@ register(Metric(
 def dcr_of(ctx) -> np.ndarray:
     """Each real record's Gower distance to its closest synthetic record, for one metric context (shared as
     ``"dcr"``; the Synthesize readout puts a subsample's there). With ``ctx.options["dcr_rows"]`` (the R-U
-    sweep's cap) only the records :func:`dcr_records` chooses are measured."""
+    sweep's cap) only the records :func:`dcr_records` chooses are measured; ``ctx.options["threads"]`` sets the
+    search's threads (default every core)."""
     return ctx.cached("dcr", lambda: gower_dcr(ctx.real, ctx.synth, schema=ctx.schema,
+                                               n_jobs=ctx.options.get("threads", -1),
                                                max_rows=ctx.options.get("dcr_rows")))
 
 

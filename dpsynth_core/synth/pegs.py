@@ -72,7 +72,7 @@ import numpy as np
 
 from .. import constraints
 from ..privacy import PER_RECORD, Budget, Step
-from ..privacy.mechanisms import log_perturbation_alpha, perturbed_pick, perturbed_plan
+from ..privacy.mechanisms import PerturbedCounts, log_perturbation_alpha
 from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
@@ -83,7 +83,6 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Weyl increment of s
 _FIN1, _FIN2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)  # splitmix64 finaliser
 _S27, _S30, _S31, _TOP_BIT = np.uint64(27), np.uint64(30), np.uint64(31), np.uint64(63)
 _MAX_KEYS = 2 ** 62
-_CHUNK_CELLS = 1 << 22  # weights held at once while sampling (32 MB of floats)
 
 
 def pegs_alpha(epsilon: float, n_features: int) -> float:
@@ -106,12 +105,14 @@ def hash_bit(codes: np.ndarray) -> np.ndarray:
     Public and data-independent: the codes are folded into 64 bits and mixed
     with splitmix64's finaliser; the bit is the top bit of the result.
     """
-    h = np.zeros(len(codes), dtype=np.uint64)
-    for j in range(codes.shape[1]):
-        h = (h + codes[:, j].astype(np.uint64) + _MIX) * _FIN1  # wraps modulo 2^64
-        h ^= h >> _S31
     if codes.shape[1] == 0:
         return np.zeros(len(codes), dtype=np.int64)
+    mixed = codes.T.astype(np.uint64, order="C") + _MIX  # a column a row; wraps modulo 2^64 as below
+    h = np.zeros(len(codes), dtype=np.uint64)
+    for column in mixed:  # h ← ((h + code + _MIX)·_FIN1) xor-shifted, column by column, in place
+        h += column
+        h *= _FIN1
+        h ^= h >> _S31
     h = (h ^ (h >> _S30)) * _FIN1
     h = (h ^ (h >> _S27)) * _FIN2
     h ^= h >> _S31
@@ -138,9 +139,10 @@ def key_codes(codes: np.ndarray, top: tuple[int, ...], rest: tuple[int, ...],
               key_sizes: tuple[int, ...]) -> np.ndarray:
     """h(x₋ᵢ) of each row as one integer: the top features' codes and the hash bit, mixed-radix."""
     parts = [codes[:, t] for t in top] + ([hash_bit(codes[:, list(rest)])] if rest else [])
-    if not parts:
-        return np.zeros(len(codes), dtype=np.int64)
-    return np.ravel_multi_index(tuple(parts), key_sizes)
+    key = np.zeros(len(codes), dtype=np.int64)
+    for part, size in zip(parts, key_sizes):  # mixed-radix, the last part fastest (np.ravel_multi_index's order)
+        key = key * size + part
+    return key
 
 
 @dataclass(frozen=True)
@@ -161,14 +163,18 @@ class Conditional:
     def key_of(self, codes: np.ndarray) -> np.ndarray:
         return key_codes(codes, self.top, self.rest, self.key_sizes)
 
-    def counts_for(self, key: np.ndarray) -> np.ndarray:
-        """Rows of counts for each key (zeros for keys the data never showed)."""
-        out = np.zeros((len(key), self.counts.shape[1]), dtype=np.int64)
-        if len(self.keys):
-            pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
-            seen = self.keys[pos] == key
-            out[seen] = self.counts[pos[seen]]
-        return out
+    def sampler(self, log_alpha: float) -> PerturbedCounts:
+        """The perturbed conditional at α = e^log_alpha: :attr:`counts` and, last, a row of zeros for
+        the keys the data never showed (:meth:`rows_of`)."""
+        return PerturbedCounts(np.vstack([self.counts, np.zeros((1, self.counts.shape[1]), np.int64)]), log_alpha)
+
+    def rows_of(self, key: np.ndarray) -> np.ndarray:
+        """Row of :meth:`sampler`'s table for each key: its row of counts, or the zeros of an unseen key."""
+        if not len(self.keys):
+            return np.zeros(len(key), dtype=np.int64)
+        pos = np.searchsorted(self.keys, key)
+        seen = self.keys[np.minimum(pos, len(self.keys) - 1)] == key
+        return np.where(seen, pos, len(self.keys))
 
 
 @dataclass(frozen=True)
@@ -212,27 +218,6 @@ def measure_pegs(df, schema, columns, *, bins: int, top: int, ranking: str) -> P
         counts = np.bincount(inverse.ravel() * sizes[i] + codes[:, i], minlength=len(keys) * sizes[i])
         conditionals.append(Conditional(i, chosen, rest, key_sizes, keys, counts.reshape(len(keys), sizes[i])))
     return PegsModel(list(columns), domains, mi, tuple(conditionals), len(codes))
-
-
-def sample_conditional(cond: Conditional, key: np.ndarray, log_alpha: float, rng: np.random.Generator,
-                       uniform: np.ndarray | None = None) -> np.ndarray:
-    """x_i for each row from (n_hj + α)/(N_h + C_i α) at its key (uniform where ``uniform``).
-
-    Drawn as the mixture of :func:`~dpsynth_core.privacy.mechanisms.perturbed_draw` from log α,
-    so no category gets probability zero at any ε. Rows go in chunks so that at
-    most ``_CHUNK_CELLS`` counts are held at once; the randomness is drawn for
-    all rows first, so chunking does not change the result.
-    """
-    step = max(1, _CHUNK_CELLS // cond.counts.shape[1])
-    chunks = [slice(start, start + step) for start in range(0, len(key), step)]
-    totals = np.empty(len(key), dtype=np.int64)
-    for rows in chunks:
-        totals[rows] = cond.counts_for(key[rows]).sum(axis=1)
-    use_uniform, cats, u = perturbed_plan(totals, cond.counts.shape[1], log_alpha, rng, uniform)
-    out = np.empty(len(key), dtype=np.int64)
-    for rows in chunks:
-        out[rows] = perturbed_pick(cond.counts_for(key[rows]), use_uniform[rows], cats[rows], u[rows])
-    return out
 
 
 def chain_count(units: int, chains: int | None, per_unit: int = 1) -> int:
@@ -350,9 +335,11 @@ class Pegs(Synthesizer):
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
 
+        samplers = [c.sampler(log_alpha) for c in measured.conditionals]
+
         def sweep(codes):
-            for cond in measured.conditionals:
-                codes[:, cond.target] = sample_conditional(cond, cond.key_of(codes), log_alpha, rng)
+            for cond, sampler in zip(measured.conditionals, samplers):
+                codes[:, cond.target] = sampler.draw(cond.rows_of(cond.key_of(codes)), rng)
             return codes[:, None].copy()
 
         codes = run_chains(measured.sizes, n, chains, rng, sweep)[:n]
@@ -400,16 +387,17 @@ class PegsReset(Synthesizer):
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         blocks = -(-n // block)
+        samplers = [c.sampler(log_alpha) for c in measured.conditionals]
 
         def block_from(codes):
             used = [np.empty((len(codes), block), dtype=np.int64) for _ in range(m)]  # keys this block used
             records = np.empty((len(codes), block, m), dtype=np.int64)
             for sweep in range(block):
-                for i, cond in enumerate(measured.conditionals):
+                for i, (cond, sampler) in enumerate(zip(measured.conditionals, samplers)):
                     key = cond.key_of(codes)
                     reset = (used[i][:, :sweep] == key[:, None]).any(axis=1)  # used before in this block
                     used[i][:, sweep] = key
-                    codes[:, cond.target] = sample_conditional(cond, key, log_alpha, rng, uniform=reset)
+                    codes[:, cond.target] = sampler.draw(cond.rows_of(key), rng, uniform=reset)
                 records[:, sweep] = codes
             return records
 

@@ -120,17 +120,31 @@ def _fit_conditional(codes: np.ndarray, sizes, i: int, *, max_iter: int, C: floa
     return _Conditional(intercept, weights, others, offsets)
 
 
-def conditional_probabilities(cond: _Conditional, codes: np.ndarray, sizes) -> np.ndarray:
-    """Fitted P(x_i = · | current others) for every row of ``codes`` (n × C_i).
+class _Logits:
+    """One conditional's log-odds as one gather: row 0 of ``table`` the intercept, then the weight rows
+    of every other feature's codes.
 
-    The one-hot product is a sum of one weight row per other feature, gathered directly.
+    A Gibbs sweep asks for the probabilities of a few hundred chains at a time, thousands of times,
+    so a call is a handful of array operations rather than one per feature.
     """
-    logits = np.broadcast_to(cond.intercept, (len(codes), len(cond.intercept))).copy()
-    for j, start in zip(cond.others, cond.offsets):
-        logits += cond.weights[start:start + sizes[j]].take(codes[:, j], axis=0)
-    logits -= logits.max(axis=1, keepdims=True)
-    p = np.exp(logits, out=logits)
-    return p / p.sum(axis=1, keepdims=True)
+
+    def __init__(self, cond: _Conditional):
+        self.table = np.vstack([cond.intercept, cond.weights])  # (1 + Σ_j≠i C_j, C_i)
+        self.features = np.array(cond.others, dtype=np.intp)
+        self.starts = (cond.offsets + 1)[:, None]
+
+    def probabilities(self, codes: np.ndarray) -> np.ndarray:
+        """Fitted P(x_i = · | current others) (n × C_i) for the chains' codes (M × n, a feature a row).
+
+        The one-hot product is a sum of one weight row per other feature, gathered directly and
+        added in feature order after the intercept (a sum along the first axis adds term by term).
+        """
+        rows = np.zeros((len(self.features) + 1, codes.shape[1]), dtype=np.intp)
+        rows[1:] = codes[self.features] + self.starts
+        logits = self.table.take(rows, axis=0).sum(axis=0)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits, out=logits)
+        return p / p.sum(axis=1, keepdims=True)
 
 
 @register
@@ -209,10 +223,14 @@ class PMI(Synthesizer):
         m = len(columns)
         alpha, log_alpha = pmi_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
 
+        logits = [_Logits(cond) for cond in conditionals]
+
         def sweep(x):
-            for i, cond in enumerate(conditionals):
+            codes = x.T.copy()  # a feature a row: one gather picks every feature's code
+            for i, model in enumerate(logits):
                 # (g + α)/(1 + Cα), drawn as a mixture in log space: no code's probability rounds to zero
-                x[:, i] = perturbed_draw(conditional_probabilities(cond, x, sizes), log_alpha, rng)
+                codes[i] = perturbed_draw(model.probabilities(codes), log_alpha, rng)
+            x[:] = codes.T
             return x[:, None].copy()
 
         # Seeds: the previous synthetic record of the chain, the first uniform; never a real record.

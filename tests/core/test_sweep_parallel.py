@@ -102,6 +102,21 @@ def test_under_a_serial_config_every_point_runs_in_this_process(penguins):
         unregister("_pid")
 
 
+def test_points_side_by_side_score_on_one_thread_each(penguins):
+    # The DCR's search uses every core by default; run beside other points it would only compete for them.
+    register(Metric(name="_threads", label="threads", kind="risk", goal="minimize", lower=-1, upper=64, best=0,
+                    reading="test only", section="test", compute=lambda ctx: ctx.options.get("threads", -1)))
+    try:
+        df, schema = penguins
+        kw = dict(seed=1, schema=schema, metrics=["_threads"], references=False)
+        with joblib.parallel_config(backend="threading", n_jobs=2):  # threads of this process see the metric
+            assert set(core.ru_map(df, ["independent"], [1.0, 2.0], **kw)["_threads"]) == {1}
+        with joblib.parallel_config(n_jobs=1):
+            assert set(core.ru_map(df, ["independent"], [1.0], **kw)["_threads"]) == {-1}
+    finally:
+        unregister("_threads")
+
+
 def test_each_method_is_measured_once_per_sweep(penguins, monkeypatch):
     df, schema = penguins
     calls = []

@@ -259,6 +259,22 @@ def test_perturbed_draw_has_the_law_of_the_perturbed_conditional(integer):
     assert chi2 < stats.chi2.ppf(0.999, 3)  # Pearson's χ² below its 0.999 quantile
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 60.0])  # every coin one factor of e^−20; at 60 several (t > 20)
+def test_perturbed_counts_draws_what_perturbed_draw_draws(epsilon):
+    # PeGS's table sampler must be perturbed_draw on the gathered rows of counts: same law, and from
+    # the same generator state the same categories (a row of zeros: an unseen key, always uniform).
+    rng = np.random.default_rng(4)
+    counts = rng.integers(0, 50, (30, 6))
+    counts[3] = 0
+    rows = rng.integers(0, 30, 5000)
+    uniform = rng.random(5000) < 0.1
+    log_alpha = mech.log_perturbation_alpha(epsilon)
+    expected = mech.perturbed_draw(counts[rows], log_alpha, np.random.default_rng(9), uniform)
+    drawn = mech.PerturbedCounts(counts, log_alpha).draw(rows, np.random.default_rng(9), uniform.copy())
+    assert np.array_equal(drawn, expected)
+    assert len(np.unique(drawn[rows == 3])) == 6  # the zeros row draws every category
+
+
 def test_pegs_runs_at_an_epsilon_where_alpha_underflows():
     led = synthesize(D, "pegs", epsilon=1e9, schema=SCHEMA, n=20).ledger  # ε/M per conditional ≫ 745
     assert led["is_dp"] and led["epsilon_total"] == pytest.approx(1e9, rel=1e-12)
