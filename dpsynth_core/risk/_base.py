@@ -50,7 +50,8 @@ def shared_codes(parts: Sequence[pd.Series]) -> list[np.ndarray]:
     if len({s.dtype for s in series}) == 1 and isinstance(series[0].dtype, np.dtype) \
             and series[0].dtype.kind in "biufcmM":  # numbers of one dtype: joined as they are, fast to hash
         codes, uniques = pd.factorize(pd.concat(series, ignore_index=True))
-        codes = np.where(codes < 0, len(uniques), codes).astype(np.int64)
+        codes = codes.astype(np.int64, copy=False)
+        codes[codes < 0] = len(uniques)
         return np.split(codes, np.cumsum([len(s) for s in series])[:-1])
     # Text, or parts of different dtypes (text and Python objects, Int64 and int64) that would be joined
     # as Python objects, slow to hash: each part is factorised alone and only their distinct values are
@@ -58,11 +59,9 @@ def shared_codes(parts: Sequence[pd.Series]) -> list[np.ndarray]:
     found, distinct = zip(*(pd.factorize(s) for s in series))
     shared, uniques = pd.factorize(pd.concat([pd.Series(d, copy=False) for d in distinct], ignore_index=True))
     offsets = np.cumsum([0, *(len(d) for d in distinct)])
-    out = []
-    for codes, start, stop in zip(found, offsets[:-1], offsets[1:]):
-        lookup = np.append(shared[start:stop], -1)[codes]  # a missing value (-1) stays -1
-        out.append(np.where(lookup < 0, len(uniques), lookup).astype(np.int64))
-    return out
+    # A missing value (code -1) takes the last code, len(uniques).
+    return [np.append(shared[start:stop], len(uniques)).astype(np.int64)[codes]
+            for codes, start, stop in zip(found, offsets[:-1], offsets[1:])]
 
 
 def combine_codes(columns: Sequence[np.ndarray], size: int) -> np.ndarray:

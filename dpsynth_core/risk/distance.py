@@ -534,17 +534,27 @@ def check_distance_cost(encoded: list[_Encoded], synth: _Encoded) -> None:
 
 
 def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:
-    """Encode several frames on one scale (shared ranges and category codes)."""
+    """Encode several frames on one scale (shared ranges and category codes).
+
+    Each frame's codes and coordinates are written column by column into one array each (Fortran
+    order, as the search reads them): a million-row table is not stacked a second time.
+    """
     columns = _used_columns(frames, schema)
-    codes: list[list[np.ndarray]] = [[] for _ in frames]
-    numeric: list[list[np.ndarray]] = [[] for _ in frames]
-    levels = []
+    p = len(columns)
+    # A numeric column with a missing value anywhere takes the three coordinates of the module docstring.
+    widths = {name: 3 if any(f[name].isna().any() for f in frames) else 1
+              for name, kind, _ in columns if kind == "numeric"}
+    n_codes = sum(kind == "categorical" for _, kind, _ in columns)
+    codes = [np.empty((len(f), n_codes), dtype=np.int64, order="F") for f in frames]
+    numeric = [np.empty((len(f), sum(widths.values())), order="F") for f in frames]
+    levels: list[int] = []
+    at = 0
     for name, kind, bounds in columns:
         if kind == "categorical":
             parts = shared_codes([f[name] for f in frames])
-            levels.append(int(max(c.max(initial=-1) for c in parts)) + 1)
             for out, c in zip(codes, parts):
-                out.append(c)
+                out[:, len(levels)] = c
+            levels.append(int(max(c.max(initial=-1) for c in parts)) + 1)
             continue
         values = [as_float(f[name], name) for f in frames]
         if bounds is not None:
@@ -554,47 +564,22 @@ def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:
             lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
         # A constant column has every difference 0; any positive span keeps it so.
         span = hi - lo if hi > lo else 1.0
-        has_missing = any(np.isnan(v).any() for v in values)
         for out, v in zip(numeric, values):
-            x = (np.clip(v, lo, hi) - lo) / span
-            if not has_missing:
-                out.append(x[:, None])
+            x = np.clip(v, lo, hi)
+            x -= lo  # in place: a million-row table makes no more temporaries than it must
+            x /= span
+            if widths[name] == 1:
+                np.divide(x, p, out=out[:, at])
                 continue
             # The three coordinates of the module docstring: 1 from any value.
             missing = np.isnan(x)
             x = np.where(missing, 0.0, x)
             half = np.where(missing, 0.0, 0.5)
-            out.append(np.column_stack([half * x, half * (1.0 - x), 0.5 * missing]))
-    p = len(columns)
-    return [
-        _Encoded(
-            codes=_stacked(c, len(f)),
-            numeric=_columns_over(x, p, len(f)),
-            levels=np.array(levels, dtype=np.int64),
-            p=p,
-        )
-        for f, c, x in zip(frames, codes, numeric)
-    ]
-
-
-def _stacked(columns: list[np.ndarray], n: int) -> np.ndarray:
-    """``np.column_stack(columns)`` in Fortran order: each column copied whole (interleaving them took
-    several times longer), as the search reads them."""
-    out = np.empty((n, len(columns)), dtype=np.int64, order="F")
-    for j, column in enumerate(columns):
-        out[:, j] = column
-    return out
-
-
-def _columns_over(blocks: list[np.ndarray], p: int, n: int) -> np.ndarray:
-    """``np.hstack(blocks) / p``, written block by block into one array (no stacked copy to divide), each
-    coordinate contiguous (Fortran order), as :class:`_NearestGower` gathers them."""
-    out = np.empty((n, sum(b.shape[1] for b in blocks)), order="F")
-    start = 0
-    for b in blocks:
-        np.divide(b, p, out=out[:, start:start + b.shape[1]])
-        start += b.shape[1]
-    return out
+            for k, coordinate in enumerate((half * x, half * (1.0 - x), 0.5 * missing)):
+                np.divide(coordinate, p, out=out[:, at + k])
+        at += widths[name]
+    return [_Encoded(codes=c, numeric=x, levels=np.array(levels, dtype=np.int64), p=p)
+            for c, x in zip(codes, numeric)]
 
 
 # Splitting the synthetic records by category combination takes their one-hot
@@ -616,12 +601,15 @@ class _NearestGower:
     """Exact Gower distance to the closest synthetic record.
 
     Synthetic records are grouped on some categorical columns, one L1
-    KD-tree per group over the remaining coordinates. A real record is first
-    searched in its own group, then in any other group whose category
-    mismatches alone cost less than the best distance found so far. A group's
-    tree is built when a search first needs it; a few records against a group
-    are measured against each of its records instead (:func:`_l1_nearest`,
-    the same sums as the tree's).
+    KD-tree per group over the remaining coordinates (the numeric ones, then
+    one-hot columns of the other categories). A real record is first searched
+    in its own group, then in any other group whose category mismatches alone
+    cost less than the best distance found so far. A group's tree is built
+    when a search first needs it; a few records against a group are measured
+    against each of its records instead (:func:`_l1_nearest`, the same sums
+    as the tree's). The records are kept sorted by group, one row per numeric
+    coordinate and per ungrouped category column, so a group is one slice and
+    its one-hot coordinates are written only for its tree.
     """
 
     def __init__(self, synth: _Encoded, *, n_jobs: int):
@@ -629,13 +617,18 @@ class _NearestGower:
         self.p = synth.p
         self.levels = synth.levels
         self.by = self._grouping_columns(synth.codes, synth.levels)
+        self.free = [k for k in range(len(self.levels)) if k not in self.by]
         ids = combine_codes([synth.codes[:, k] for k in self.by], len(synth.codes))
-        # The records sorted by group, so each group is one slice; coordinate by coordinate (one row
-        # per coordinate), as gathering whole records in that order takes several times longer.
+        # Gathered coordinate by coordinate: gathering whole records in that order takes several times longer.
         order = np.argsort(ids, kind="stable")
         self.starts = np.r_[0, np.cumsum(np.bincount(ids))]
         self.keys = synth.codes[order[self.starts[:-1]]][:, self.by]  # category combination of group g
-        self.columns = self._coordinates(synth, order)
+        self.numeric = np.empty((synth.numeric.shape[1], len(order)))
+        for j, row in enumerate(self.numeric):
+            np.take(synth.numeric[:, j], order, out=row)
+        self.codes = np.empty((len(self.free), len(order)), dtype=np.int64)
+        for j, k in enumerate(self.free):
+            np.take(synth.codes[:, k], order, out=self.codes[j])
         self.trees: dict[int, cKDTree] = {}
 
     @staticmethod
@@ -650,47 +643,42 @@ class _NearestGower:
                 chosen = trial
         return chosen
 
-    def _coordinates(self, frame: _Encoded, order: np.ndarray | None = None) -> np.ndarray:
-        """Numeric coordinates plus one-hot columns of the ungrouped categories: one row per record, or,
-        with ``order``, one row per coordinate with the records in that order."""
-        free = [k for k in range(len(self.levels)) if k not in self.by]
-        n, m = frame.numeric.shape
-        width = m + int(sum(self.levels[k] for k in free))
-        if order is None:
-            out = np.zeros((n, width))
-            out[:, :m] = frame.numeric
-            ones, codes = out, frame.codes
-        else:
-            out = np.zeros((width, n))
-            for j in range(m):
-                np.take(frame.numeric[:, j], order, out=out[j])
-            ones, codes = out.T, frame.codes
+    def _points(self, numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Records as tree coordinates, one row each: the numeric ones, then one-hot columns of the
+        ungrouped categories (``codes``: one column per ungrouped category column)."""
+        n, m = numeric.shape
+        out = np.zeros((n, m + int(sum(self.levels[k] for k in self.free))))
+        out[:, :m] = numeric
         rows = np.arange(n)
-        for k in free:
+        for j, k in enumerate(self.free):
             # weight 1/2: a mismatch moves two coordinates, 1/2 + 1/2 = 1
-            ones[rows, m + (codes[:, k] if order is None else codes[:, k][order])] = 0.5 / self.p
+            out[rows, m + codes[:, j]] = 0.5 / self.p
             m += int(self.levels[k])
         return out
 
-    def _search(self, g: int, x: np.ndarray, bound: float) -> np.ndarray:
-        """L1 distance to the nearest record of group g; inf (the tree) or a distance of at least bound
-        (measured outright) where none is below bound."""
-        members = self.columns[:, self.starts[g]:self.starts[g + 1]]
-        if not len(members):  # every column is grouped: within a group all agree
-            return np.zeros(len(x))
-        if g not in self.trees and len(x) * members.shape[1] <= BRUTE_FORCE_PAIRS:
-            return _l1_nearest(x, members)
+    def _search(self, g: int, numeric: np.ndarray, codes: np.ndarray, bound: float) -> np.ndarray:
+        """L1 distance from each record (its numeric coordinates and ungrouped codes) to the nearest
+        record of group g; inf (the tree) or a distance of at least bound (measured outright) where
+        none is below bound."""
+        group = slice(self.starts[g], self.starts[g + 1])
+        size = self.starts[g + 1] - self.starts[g]
+        if not (len(self.numeric) or len(self.free)):  # every column is grouped: within a group all agree
+            return np.zeros(len(numeric))
+        if g not in self.trees and len(numeric) * size <= BRUTE_FORCE_PAIRS:
+            return _l1_nearest(numeric, codes, self.numeric[:, group], self.codes[:, group], 0.5 / self.p)
         if g not in self.trees:
             # Median splits stall on tied coordinates (one-hot values, repeated
             # numbers); sliding-midpoint splits made the query ten times faster.
-            self.trees[g] = cKDTree(np.ascontiguousarray(members.T), balanced_tree=False)
-        workers = self.n_jobs if len(x) >= THREADED_ROWS else 1
-        return self.trees[g].query(x, p=1, distance_upper_bound=bound, workers=workers)[0]
+            self.trees[g] = cKDTree(self._points(self.numeric[:, group].T, self.codes[:, group].T),
+                                    balanced_tree=False)
+        workers = self.n_jobs if len(numeric) >= THREADED_ROWS else 1
+        return self.trees[g].query(self._points(numeric, codes), p=1, distance_upper_bound=bound,
+                                   workers=workers)[0]
 
     def query(self, real: _Encoded) -> np.ndarray:
-        x = self._coordinates(real)
+        numeric, free = real.numeric, real.codes[:, self.free]
         codes = real.codes[:, self.by]
-        n, n_groups = len(x), len(self.keys)
+        n, n_groups = len(numeric), len(self.keys)
         ids = combine_codes([np.r_[self.keys[:, j], codes[:, j]] for j in range(len(self.by))],
                             n_groups + n)
         group_of = np.full(int(ids.max(initial=0)) + 1, -1)
@@ -701,7 +689,7 @@ class _NearestGower:
         for g in range(n_groups):
             rows = np.flatnonzero(own == g)
             if rows.size:
-                best[rows] = self._search(g, x[rows], np.inf)
+                best[rows] = self._search(g, numeric[rows], free[rows], np.inf)
         # Another group differs in one category at least, 1/p: only records not yet that close look there.
         left = np.flatnonzero(best > 1 / self.p)
         codes_left = codes[left]
@@ -712,22 +700,32 @@ class _NearestGower:
             if rows.size:
                 # the tree takes one bound: the loosest any of these rows needs
                 bound = float(np.max(best[rows] - mismatch))
-                found = self._search(g, x[rows], bound) + mismatch
+                found = self._search(g, numeric[rows], free[rows], bound) + mismatch
                 best[rows] = np.minimum(best[rows], found)
         return best
 
 
-def _l1_nearest(x: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """L1 distance from each row of ``x`` to its nearest point, the points given coordinate by coordinate
-    (``columns[k]``: coordinate k of every point), summed in order as the KD-tree sums them: the same float."""
-    out = np.empty(len(x))
-    n = columns.shape[1]
+def _l1_nearest(numeric: np.ndarray, codes: np.ndarray, members: np.ndarray, member_codes: np.ndarray,
+                weight: float) -> np.ndarray:
+    """L1 distance from each record to its nearest member, without the one-hot coordinates.
+
+    ``numeric``, ``codes``: one row per record; ``members``, ``member_codes``: one row per coordinate.
+    The sums run as the KD-tree's over :meth:`_NearestGower._points`: the numeric coordinates in order,
+    then per ungrouped category column its one-hot ones, where a mismatch adds ``weight`` twice and
+    a match adds zeros; adding zero changes no float, so both give the same distance.
+    """
+    out = np.empty(len(numeric))
+    n = members.shape[1]
     step = max(1, BRUTE_FORCE_PAIRS // max(n, 1))
-    for start in range(0, len(x), step):
-        block = x[start:start + step]
+    for start in range(0, len(numeric), step):
+        block, block_codes = numeric[start:start + step], codes[start:start + step]
         d, term = np.zeros((len(block), n)), np.empty((len(block), n))
-        for k, column in enumerate(columns):
+        for k, column in enumerate(members):
             d += np.abs(np.subtract(block[:, k, None], column, out=term), out=term)
+        for k, column in enumerate(member_codes):
+            np.multiply(block_codes[:, k, None] != column, weight, out=term)
+            d += term
+            d += term
         out[start:start + step] = d.min(axis=1)
     return out
 
