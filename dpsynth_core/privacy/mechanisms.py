@@ -213,13 +213,13 @@ def perturbed_draw_probabilities(probabilities: Callable[[np.ndarray], np.ndarra
     ``probabilities(rows)`` gives those rows' weights (each row summing to 1 up to rounding). A row's coin
     is U < exp(−t(W)), t rising with the row's sum W ≤ 1 + 2^−30, so a U below exp(−t(1 + 2^−30)) (less a
     margin for rounding) makes the row uniform whatever its probabilities. A per-record method's ε per draw
-    is tiny, so nearly every row is such (PMI on diamonds at a total ε of 10: all but about one in a
+    is tiny, so nearly every row is such (PMI on diamonds at a total ε of 10: all but a few in a
     million): a Gibbs sweep then skips almost all of its model evaluations.
     """
     surely_uniform = _surely_uniform_below(categories, log_alpha)
     if surely_uniform is None:  # coins of several factors (large ε): the rows' probabilities are needed
         return perturbed_draw(probabilities(np.arange(n)), log_alpha, rng)
-    coin = rng.random(n)  # bernoulli_exp's one uniform per coin, every t being ≤ t_high ≤ _PIECE
+    coin = rng.random(n)  # bernoulli_exp's one uniform per coin: every row's t is at most a sum 1 + 2^−30's
     undecided = np.flatnonzero(coin >= surely_uniform)
     if not len(undecided):
         return rng.integers(0, categories, n)
