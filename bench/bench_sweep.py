@@ -7,8 +7,10 @@ machine, the measures at the sweep's sample sizes (``rumap.SWEEP_OPTIONS``). Rep
 single-thread worker processes, the same code under
 ``joblib.parallel_config(backend="dask")``; the speed-up 1 → 2 workers and
 the cluster's overhead against local processes. Each run starts with an
-empty measurement cache; the pools' start-up is included (a first sweep
-pays it, the app's later sweeps reuse loky's workers). The three tables
+empty measurement cache in this process; the pools' start-up is included (a
+first sweep pays it, the app's later sweeps reuse loky's workers, which keep
+the measurements they made: the run with workers started measures a method
+again only in a worker that had not measured it). The three tables
 are checked identical. CPU seconds are this process's plus its child
 processes' (loky's and the LocalCluster's workers, read with psutil): the
 figure other work's load inflates least, and CPU/point says what a point costs.

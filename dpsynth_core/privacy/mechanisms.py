@@ -6,9 +6,10 @@ Laplace noise, whose low-order bits leak the true value (Mironov 2012).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -198,6 +199,48 @@ def perturbed_draw(weights: np.ndarray, log_alpha: float, rng: np.random.Generat
     return perturbed_pick(weights, *plan)
 
 
+#: How far above 1 a row of normalised probabilities may sum after rounding (C terms, each off by at most
+#: 2^−53 of itself: 2^−30 allows millions of categories), and the margin a shortcut keeps below a coin's
+#: probability against the last bits of exp and log (2^−40: thousands of units in the last place).
+_SUM_SLACK, _COIN_MARGIN = 2.0 ** -30, 2.0 ** -40
+
+
+def perturbed_draw_probabilities(probabilities: Callable[[np.ndarray], np.ndarray], n: int, categories: int,
+                                 log_alpha: float, rng: np.random.Generator) -> np.ndarray:
+    """:func:`perturbed_draw` for ``n`` rows of probabilities, computing only the rows the α part leaves
+    to them: the same law, and from the same generator state the same categories.
+
+    ``probabilities(rows)`` gives those rows' weights (each row summing to 1 up to rounding). A row's coin
+    is U < exp(−t(W)), t rising with the row's sum W ≤ 1 + 2^−30, so a U below exp(−t(1 + 2^−30)) (less a
+    margin for rounding) makes the row uniform whatever its probabilities. A per-record method's ε per draw
+    is tiny, so nearly every row is such (PMI on diamonds at a total ε of 10: all but a few in a
+    million): a Gibbs sweep then skips almost all of its model evaluations.
+    """
+    surely_uniform = _surely_uniform_below(categories, log_alpha)
+    if surely_uniform is None:  # coins of several factors (large ε): the rows' probabilities are needed
+        return perturbed_draw(probabilities(np.arange(n)), log_alpha, rng)
+    coin = rng.random(n)  # bernoulli_exp's one uniform per coin: every row's t is at most a sum 1 + 2^−30's
+    undecided = np.flatnonzero(coin >= surely_uniform)
+    if not len(undecided):
+        return rng.integers(0, categories, n)
+    weights = probabilities(undecided)
+    totals = weights.sum(axis=1)
+    weighted = coin[undecided] >= np.exp(-uniform_part_t(totals, categories, log_alpha))
+    out = rng.integers(0, categories, n)
+    u = rng.random(int(weighted.sum())) * totals[weighted]
+    cum = np.cumsum(weights[weighted], axis=1)
+    out[undecided[weighted]] = np.minimum((cum <= u[:, None]).sum(axis=1), categories - 1)
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _surely_uniform_below(categories: int, log_alpha: float) -> float | None:
+    """A coin's uniform below this makes a row of probabilities uniform (:func:`perturbed_draw_probabilities`);
+    None when the coin takes several factors."""
+    t_high = uniform_part_t(np.array([1.0 + _SUM_SLACK]), categories, log_alpha)
+    return float(np.exp(-t_high)[0] * (1.0 - _COIN_MARGIN)) if t_high[0] <= _PIECE else None
+
+
 class PerturbedCounts:
     """:func:`perturbed_draw` from the rows of one fixed count table, set up once per α.
 
@@ -217,6 +260,7 @@ class PerturbedCounts:
         self.t = uniform_part_t(self.totals, self.categories, log_alpha)
         # Every coin one factor of bernoulli_exp (the usual case): its probability, computed once.
         self.coin = np.exp(-self.t) if len(self.t) and self.t.max() <= _PIECE else None
+        self.least_coin = None if self.coin is None else self.coin.min()
         self.cumulative = np.cumsum(counts.ravel())  # row r's counts end at cumulative[(r + 1)·C − 1]
         self.starts = np.concatenate([[0], self.cumulative])[::self.categories][:len(counts)]
 
@@ -226,12 +270,32 @@ class PerturbedCounts:
         use_uniform = rng.random(n) < self.coin[rows] if self.coin is not None else bernoulli_exp(self.t[rows], rng)
         if uniform is not None:
             use_uniform |= uniform
-        out = rng.integers(0, self.categories, n)
         counted = np.flatnonzero(~use_uniform)
-        r = rows[counted]
-        u = rng.integers(0, self.totals[r])  # exact: P(j) = n_j / N
+        return self._pick(rng.integers(0, self.categories, n), counted, rows[counted], rng)
+
+    def draw_rows_of(self, n: int, rows_of: Callable[[np.ndarray], np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        """``draw(rows_of(all n entries), rng)``, calling ``rows_of`` only for the entries whose coin the
+        table's smallest coin probability leaves open: the same draws.
+
+        A uniform below every row's coin probability makes an entry uniform whatever its row; at a
+        per-record method's small ε that is nearly every entry, and finding rows (PeGS: hashing keys)
+        is most of the work.
+        """
+        if self.coin is None:
+            return self.draw(rows_of(np.arange(n)), rng)
+        coin = rng.random(n)
+        undecided = np.flatnonzero(coin >= self.least_coin)
+        if not len(undecided):
+            return rng.integers(0, self.categories, n)  # (drawing no entries takes no randomness)
+        rows = rows_of(undecided)
+        weighted = coin[undecided] >= self.coin[rows]
+        return self._pick(rng.integers(0, self.categories, n), undecided[weighted], rows[weighted], rng)
+
+    def _pick(self, out: np.ndarray, counted: np.ndarray, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``out`` with the entries ``counted`` (table rows ``rows``) drawn ∝ their counts."""
+        u = rng.integers(0, self.totals[rows])  # exact: P(j) = n_j / N
         # The counts ≤ u within the row: every entry of the rows before it, then the row's own.
-        out[counted] = np.searchsorted(self.cumulative, self.starts[r] + u, side="right") - r * self.categories
+        out[counted] = np.searchsorted(self.cumulative, self.starts[rows] + u, side="right") - rows * self.categories
         return out
 
 

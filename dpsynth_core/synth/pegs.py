@@ -339,7 +339,8 @@ class Pegs(Synthesizer):
 
         def sweep(codes):
             for cond, sampler in zip(measured.conditionals, samplers):
-                codes[:, cond.target] = sampler.draw(cond.rows_of(cond.key_of(codes)), rng)
+                codes[:, cond.target] = sampler.draw_rows_of(
+                    len(codes), lambda rows, cond=cond: cond.rows_of(cond.key_of(codes[rows])), rng)
             return codes[:, None].copy()
 
         codes = run_chains(measured.sizes, n, chains, rng, sweep)[:n]

@@ -46,7 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..privacy import PER_RECORD, Budget, Step
-from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw
+from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw_probabilities
 from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
@@ -229,7 +229,8 @@ class PMI(Synthesizer):
             codes = x.T.copy()  # a feature a row: one gather picks every feature's code
             for i, model in enumerate(logits):
                 # (g + α)/(1 + Cα), drawn as a mixture in log space: no code's probability rounds to zero
-                codes[i] = perturbed_draw(model.probabilities(codes), log_alpha, rng)
+                codes[i] = perturbed_draw_probabilities(lambda rows, model=model: model.probabilities(codes[:, rows]),
+                                                        codes.shape[1], sizes[i], log_alpha, rng)
             x[:] = codes.T
             return x[:, None].copy()
 

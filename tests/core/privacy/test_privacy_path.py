@@ -259,7 +259,7 @@ def test_perturbed_draw_has_the_law_of_the_perturbed_conditional(integer):
     assert chi2 < stats.chi2.ppf(0.999, 3)  # Pearson's χ² below its 0.999 quantile
 
 
-@pytest.mark.parametrize("epsilon", [0.5, 60.0])  # every coin one factor of e^−20; at 60 several (t > 20)
+@pytest.mark.parametrize("epsilon", [1e-5, 0.5, 60.0])  # coins of one factor of e^−20; at 60 several (t > 20)
 def test_perturbed_counts_draws_what_perturbed_draw_draws(epsilon):
     # PeGS's table sampler must be perturbed_draw on the gathered rows of counts: same law, and from
     # the same generator state the same categories (a row of zeros: an unseen key, always uniform).
@@ -269,10 +269,35 @@ def test_perturbed_counts_draws_what_perturbed_draw_draws(epsilon):
     rows = rng.integers(0, 30, 5000)
     uniform = rng.random(5000) < 0.1
     log_alpha = mech.log_perturbation_alpha(epsilon)
+    table = mech.PerturbedCounts(counts, log_alpha)
     expected = mech.perturbed_draw(counts[rows], log_alpha, np.random.default_rng(9), uniform)
-    drawn = mech.PerturbedCounts(counts, log_alpha).draw(rows, np.random.default_rng(9), uniform.copy())
+    assert np.array_equal(table.draw(rows, np.random.default_rng(9), uniform.copy()), expected)
+    assert len(np.unique(expected[rows == 3])) == 6  # the zeros row draws every category
+    # Finding only the rows its coins leave open draws the same (PeGS hashes keys for those alone).
+    asked = []
+    drawn = table.draw_rows_of(len(rows), lambda idx: (asked.append(len(idx)), rows[idx])[1], np.random.default_rng(9))
+    assert np.array_equal(drawn, mech.perturbed_draw(counts[rows], log_alpha, np.random.default_rng(9)))
+    # At ε = 1e−5 a row goes to its counts with chance ≤ 300/(300 + 6α) ≈ 5e−4 (α ≈ 1e5): a few of 5,000.
+    assert sum(asked) < 50 if epsilon < 1e-3 else sum(asked) > 1000
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 2.0, 60.0])  # nearly every row uniform; about half; coins of 3 factors
+def test_perturbed_draw_probabilities_draws_what_perturbed_draw_draws(epsilon):
+    # PMI's sampler asks for the probabilities of the rows its coins leave to them, and must draw what
+    # perturbed_draw draws from every row's probabilities, from the same generator state.
+    rng = np.random.default_rng(6)
+    p = np.exp(3 * rng.normal(size=(4000, 5)))
+    p /= p.sum(axis=1, keepdims=True)
+    asked = []
+    log_alpha = mech.log_perturbation_alpha(epsilon)
+    expected = mech.perturbed_draw(p, log_alpha, np.random.default_rng(9))
+    drawn = mech.perturbed_draw_probabilities(lambda rows: (asked.append(len(rows)), p[rows])[1], len(p), 5,
+                                              log_alpha, np.random.default_rng(9))
     assert np.array_equal(drawn, expected)
-    assert len(np.unique(drawn[rows == 3])) == 6  # the zeros row draws every category
+    if epsilon < 1:  # a row goes to its probabilities with chance 1/(1 + 5α) ≈ 2e−7: none of 4,000 needed
+        assert sum(asked) == 0
+    else:
+        assert sum(asked) > 1000
 
 
 def test_pegs_runs_at_an_epsilon_where_alpha_underflows():
