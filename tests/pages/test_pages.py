@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
 from tests.conftest import APP
+from tests.conftest import no_errors as _no_errors
 
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py"]
 
@@ -20,11 +21,6 @@ def at():
 
 def _csv(df: pd.DataFrame) -> bytes:
     return core.to_csv_bytes(df)
-
-
-def _no_errors(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_opens_on_penguins_with_nothing_uploaded(at):

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
 from tests.conftest import APP
+from tests.conftest import no_errors as _no_errors
 
 TABS = ["e^ε", "Noise on a count", "Composition", "Randomized response", "Exponential mechanism",
         "Beta–binomial synthesizer", "Sequential synthesis"]
@@ -23,11 +24,6 @@ def at():
 def _open(at, tab):
     at.session_state["learn_tab"] = tab
     return at.run()
-
-
-def _no_errors(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _metrics(at):

@@ -9,16 +9,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import APP
+from tests.conftest import no_errors as _no_errors
 
 
 @pytest.fixture
 def at():
     return AppTest.from_file(APP, default_timeout=60).run()
-
-
-def _no_errors(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def test_uniform_is_picked_on_synthesize_and_its_ledger_follows_its_declaration(at):

@@ -21,6 +21,7 @@ from dpsynth_core.risk import (
 from dpsynth_core.risk import distance as distance_module
 from dpsynth_core.risk import matching as risk_matching
 from tests.conftest import DATA
+from tests.core.risk import population as _population
 
 
 
@@ -319,14 +320,6 @@ def test_exact_copy_share_by_hand():
 
 
 # --- membership inference ----------------------------------------------------
-
-def _population(rng: np.random.Generator, n: int) -> pd.DataFrame:
-    return pd.DataFrame({
-        "x": rng.normal(0, 1, n),
-        "y": rng.gamma(2.0, 1.0, n),
-        "g": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
-    })
-
 
 def test_membership_inference_cannot_tell_independent_samples():
     rng = np.random.default_rng(2024)

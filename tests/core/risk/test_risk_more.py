@@ -37,6 +37,7 @@ from dpsynth_core.risk import (
     wilson_interval,
 )
 from dpsynth_core.rumap import metric_options, score
+from tests.core.risk import population as _population
 
 # --- a small hand-built example ---------------------------------------------------
 
@@ -318,14 +319,6 @@ def test_verdict_follows_each_measures_direction():
 
 
 # --- distances with a holdout -----------------------------------------------------------
-
-def _population(rng: np.random.Generator, n: int) -> pd.DataFrame:
-    return pd.DataFrame({
-        "x": rng.normal(0, 1, n),
-        "y": rng.gamma(2.0, 1.0, n),
-        "g": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
-    })
-
 
 def test_distance_risk_copies_train_vs_holdout():
     rng = np.random.default_rng(21)
