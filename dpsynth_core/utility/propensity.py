@@ -314,11 +314,10 @@ def _fit_logit(
         # Intercept only: the MLE is the sample share, whatever the data.
         return np.full(len(X if in_sample else X_score), t.mean()), np.zeros(0), True
     t = np.asarray(t, dtype=float)
-    intercept, coef, converged = _newton_logit(X, t, stop_if_separated=in_sample)
-    eta = intercept + (X if in_sample else X_score) @ coef
-    if in_sample and np.array_equal(eta > 0, t == 1):
+    intercept, coef, status = _newton_logit(X, t, stop_if_separated=in_sample)
+    if status == "separated":
         return t, coef, True
-    return expit(eta), coef, converged
+    return expit(intercept + (X if in_sample else X_score) @ coef), coef, status == "converged"
 
 
 #: Stop when every component of the mean log-loss gradient is below this (sklearn's scale for its tol).
@@ -327,11 +326,13 @@ _LOGIT_TOL = 1e-8
 _LOGIT_MAX_ITER = 100
 
 
-def _newton_logit(X: np.ndarray, t: np.ndarray, *, stop_if_separated: bool = False) -> tuple[float, np.ndarray, bool]:
-    """Logistic MLE by Newton's method with a backtracking line search: intercept, coefficients, converged.
+def _newton_logit(X: np.ndarray, t: np.ndarray, *, stop_if_separated: bool = False) -> tuple[float, np.ndarray, str]:
+    """Logistic MLE by Newton's method with a backtracking line search: intercept, coefficients and how it
+    ended: ``"converged"`` (gradient within tolerance), ``"separated"`` (with ``stop_if_separated``: the
+    linear predictor separates the labels, see :func:`_fit_logit`) or ``"stopped"`` short of both.
 
     The same algorithm as scikit-learn's ``newton-cholesky`` solver (tests check the fit against
-    statsmodels and scikit-learn), written out because this fit is most of the Synthesize page's readout
+    statsmodels), written out because this fit is most of the Synthesize page's readout
     and of each R-U map point: a step is one BLAS product for the Hessian, and the line search reuses
     X·d, so a trial step costs O(n) where scikit-learn evaluates the loss and gradient afresh (half the
     time in all). Where a quasi-separated design leaves the Hessian singular, the step is damped
@@ -344,12 +345,12 @@ def _newton_logit(X: np.ndarray, t: np.ndarray, *, stop_if_separated: bool = Fal
     loss = _log_loss(eta, t)
     hessian = np.empty((X.shape[1] + 1,) * 2)
     for _ in range(_LOGIT_MAX_ITER):
+        if stop_if_separated and _separates(eta, t):
+            return intercept, coef, "separated"
         prob = expit(eta)
         gradient = np.r_[np.mean(prob - t), (prob - t) @ X / n]
         if np.max(np.abs(gradient)) <= _LOGIT_TOL:
-            return intercept, coef, True
-        if stop_if_separated and np.array_equal(eta > 0, t == 1):
-            return intercept, coef, False  # separated: no finite MLE (see _fit_logit)
+            return intercept, coef, "converged"
         w = prob * (1.0 - prob)
         z = X * np.sqrt(w)[:, None]
         hessian[0, 0], hessian[0, 1:] = w.mean(), w @ X / n
@@ -365,10 +366,15 @@ def _newton_logit(X: np.ndarray, t: np.ndarray, *, stop_if_separated: bool = Fal
                 break
             size /= 2.0
         else:
-            return intercept, coef, False  # no descent left in floating point short of the tolerance
+            return intercept, coef, "stopped"  # no descent left in floating point short of the tolerance
         intercept, coef = intercept + size * step[0], coef + size * step[1:]
         eta, loss = trial, trial_loss
-    return intercept, coef, False
+    return intercept, coef, "separated" if stop_if_separated and _separates(eta, t) else "stopped"
+
+
+def _separates(eta: np.ndarray, t: np.ndarray) -> bool:
+    """Whether the linear predictor puts every synthetic row above 0 and every real row below."""
+    return bool(np.array_equal(eta > 0, t == 1))
 
 
 def _log_loss(eta: np.ndarray, t: np.ndarray) -> float:
