@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..metric_info import Metric, register
 from .design import check_pair, column_kinds, factorize_labels
-from .univariate import ks_statistic
+from .univariate import ks_of_sorted
 
 __all__ = [
     "MOMENT_PERCENTILES",
@@ -198,7 +198,33 @@ def _finite(series: pd.Series) -> np.ndarray:
     return x[np.isfinite(x)]
 
 
-def _moments(x: np.ndarray, percentiles: Sequence[float]) -> dict[str, float]:
+@dataclass(frozen=True)
+class _Sample:
+    """A numeric column's finite values in one dataset, in row order and sorted.
+
+    The KS distance, the percentiles and the test for a constant column all read the sorted copy, so the
+    column is read and sorted once for the three; the moments' sums read the row order, as they always did
+    (a sum's rounding depends on its order).
+    """
+
+    values: np.ndarray
+    ordered: np.ndarray
+
+
+def _samples(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str]) -> dict[tuple[str, str], _Sample]:
+    """The :class:`_Sample` of every numeric column of ``kinds`` in each dataset, keyed (column, "real" or
+    "synthetic")."""
+    out = {}
+    for col, kind in kinds.items():
+        if kind == "numeric":
+            for who, frame in (("real", real), ("synthetic", synth)):
+                x = _finite(frame[col])
+                out[col, who] = _Sample(x, np.sort(x))
+    return out
+
+
+def _moments(sample: _Sample, percentiles: Sequence[float]) -> dict[str, float]:
+    x = sample.values
     n = x.size
     out = {"n": float(n)}
     if n == 0:
@@ -221,18 +247,19 @@ def _moments(x: np.ndarray, percentiles: Sequence[float]) -> dict[str, float]:
         kurtosis=float(np.mean(dev2 * dev2) / m2**2 - 3.0) if spread else np.nan,
         zero_share=float(np.mean(x == 0)),
     )
-    values = np.percentile(x, list(percentiles))
+    values = np.percentile(sample.ordered, list(percentiles))  # the same order statistics, found at once
     out.update({f"p{q:g}": float(v) for q, v in zip(percentiles, values)})
     return out
 
 
-def _numeric_gap(x: np.ndarray, who: str) -> str | None:
+def _numeric_gap(sample: _Sample, who: str) -> str | None:
     """Why the moments of a column cannot all be computed, or None."""
+    x = sample.ordered
     if x.size == 0:
         return f"no values in the {who} data (all missing): KS and moments not computed"
     if x.size == 1:
         return f"one value in the {who} data: sd, skewness and kurtosis undefined"
-    if np.all(x == x[0]):
+    if x[0] == x[-1]:  # sorted: every value equal
         return f"constant in the {who} data: skewness and kurtosis undefined"
     return None
 
@@ -277,16 +304,16 @@ def moments_table(
     """
     columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
+    return _moments_table(_samples(real, synth, kinds), percentiles)
+
+
+def _moments_table(samples: dict[tuple[str, str], _Sample], percentiles: Sequence[float]) -> pd.DataFrame:
+    """:func:`moments_table` of the samples of :func:`_samples`."""
     percentiles = [float(q) for q in percentiles]
     if any(not 0.0 <= q <= 100.0 for q in percentiles):
         raise ValueError(f"percentiles must be in [0, 100], got {percentiles}")
-    rows, index = [], []
-    for col, kind in kinds.items():
-        if kind != "numeric":
-            continue
-        for who, frame in (("real", real), ("synthetic", synth)):
-            rows.append(_moments(_finite(frame[col]), percentiles))
-            index.append((col, who))
+    rows = [_moments(sample, percentiles) for sample in samples.values()]
+    index = list(samples)
     names = ["n", "mean", "sd", "skewness", "kurtosis", "zero_share"] + [f"p{q:g}" for q in percentiles]
     out = pd.DataFrame(rows, columns=names, index=pd.MultiIndex.from_tuples(index, names=["column", "data"])
                        if index else pd.MultiIndex.from_arrays([[], []], names=["column", "data"]))
@@ -336,12 +363,15 @@ def missing_shares(real: pd.DataFrame, synth: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------- per column
 
 
-def _distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str]):
+def _distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str],
+               samples: dict[tuple[str, str], _Sample]):
+    """The distance table and its notes; ``samples`` holds every numeric column's (see :func:`_samples`)."""
     # Notes for numeric columns come from compare_columns, which sees why.
     rows, notes = [], []
     for col, kind in kinds.items():
         if kind == "numeric":
-            rows.append((col, kind, ks_statistic(_finite(real[col]), _finite(synth[col])), np.nan, np.nan))
+            ks = ks_of_sorted(samples[col, "real"].ordered, samples[col, "synthetic"].ordered)
+            rows.append((col, kind, ks, np.nan, np.nan))
         else:
             if len(real) == 0 or len(synth) == 0:
                 tv = hel = np.nan
@@ -392,7 +422,7 @@ def column_distances(
     """
     columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
-    return _distances(real, synth, kinds)[0][["ks", "tv", "hellinger"]]
+    return _distances(real, synth, kinds, _samples(real, synth, kinds))[0][["ks", "tv", "hellinger"]]
 
 
 @dataclass(frozen=True)
@@ -472,18 +502,15 @@ def compare_columns(
     """
     columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
-    distances, notes = _distances(real, synth, kinds)
-    for col, kind in kinds.items():
-        if kind != "numeric":
-            continue
-        for who, frame in (("real", real), ("synthetic", synth)):
-            x = _finite(frame[col])
-            reason = _numeric_gap(x, who)
-            if reason:
-                notes.append((col, "KS, moments" if x.size == 0 else "moments", reason))
+    samples = _samples(real, synth, kinds)  # read and sorted once for KS, moments and notes
+    distances, notes = _distances(real, synth, kinds, samples)
+    for (col, who), sample in samples.items():
+        reason = _numeric_gap(sample, who)
+        if reason:
+            notes.append((col, "KS, moments" if sample.values.size == 0 else "moments", reason))
     return ColumnComparison(
         distances=distances,
-        moments=moments_table(real, synth, categorical=categorical, percentiles=percentiles),
+        moments=_moments_table(samples, percentiles),
         missing=missing_shares(real, synth),
         notes=pd.DataFrame(notes, columns=["column", "metric", "reason"]),
     )
@@ -508,5 +535,6 @@ def _ks_of(ctx) -> pd.Series:
     def numeric_only():
         columns = check_pair(ctx.real, ctx.synth)
         kinds = column_kinds([ctx.real, ctx.synth], columns, categorical=ctx.categorical)
-        return _distances(ctx.real, ctx.synth, {c: k for c, k in kinds.items() if k == "numeric"})[0]["ks"]
+        numeric = {c: k for c, k in kinds.items() if k == "numeric"}
+        return _distances(ctx.real, ctx.synth, numeric, _samples(ctx.real, ctx.synth, numeric))[0]["ks"]
     return ctx.cached("ks", numeric_only)

@@ -13,8 +13,9 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from dpsynth_core.utility import (association_fit, column_distances, ks_statistic, pegs_distances,
-                                  regression_ci_overlap, utility_summary)
+from dpsynth_core.utility import (association_fit, column_distances, compare_columns, ks_statistic,
+                                  pegs_distances, regression_ci_overlap, utility_summary)
+from dpsynth_core.utility.marginals import MOMENT_PERCENTILES
 
 PREDICTORS = ["grams", "mm", "near", "region"]
 TERMS = 1 + 3 + 7  # intercept, three numbers, eight regions less the reference
@@ -127,6 +128,37 @@ def test_utility_summary_is_its_measures_computed_one_by_one():
     p = real["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
     q = synth["g"].value_counts(normalize=True).reindex(list("abcde"), fill_value=0)
     assert summary.columns.distances.loc["g", "tv"] == pytest.approx(0.5 * (p - q).abs().sum(), abs=1e-15)
+
+
+def test_columns_sorted_once_give_the_plain_calls_values():
+    # compare_columns reads and sorts each numeric column once for its KS distance, percentiles and notes:
+    # each value must be the one computed on the column's own finite values in row order, bit for bit
+    # (percentiles are order statistics, found alike in any arrangement; the moments' sums keep row order).
+    rng = np.random.default_rng(10)
+    n = 5_000
+    real = pd.DataFrame({"x": rng.normal(size=n), "r": np.round(rng.exponential(size=n), 1), "c": 2.5})
+    real.loc[rng.random(n) < 0.05, "x"] = np.nan
+    real.loc[:3, "r"] = [np.inf, -np.inf, 0.0, -0.0]
+    synth = pd.DataFrame({"x": rng.normal(0.1, 1, 4_000), "r": rng.integers(0, 4, 4_000), "c": 2.5})
+    synth["r"] = synth["r"].astype("Int64")  # a nullable column with a missing value, as syntheses hold
+    synth.loc[7, "r"] = pd.NA
+    cmp = compare_columns(real, synth)
+    pct = [f"p{q:g}" for q in MOMENT_PERCENTILES]
+    for col in real.columns:
+        finite = {}
+        for who, frame in (("real", real), ("synthetic", synth)):
+            x = frame[col].to_numpy(dtype=float, na_value=np.nan)
+            x = finite[who] = x[np.isfinite(x)]
+            row = cmp.moments.loc[(col, who)]
+            assert row[pct].tolist() == np.percentile(x, MOMENT_PERCENTILES).tolist()
+            assert (row["n"], row["mean"], row["zero_share"]) == (x.size, x.mean(), np.mean(x == 0))
+            # np.std sums the same squares in the same order; 1e-15 covers a last-bit difference in its division.
+            assert row["sd"] == pytest.approx(np.std(x, ddof=1), rel=1e-15)
+        ks = cmp.distances.loc[col, "ks"]
+        assert ks == ks_statistic(finite["real"], finite["synthetic"])  # which sorts them itself
+        assert ks == pytest.approx(stats.ks_2samp(finite["real"], finite["synthetic"]).statistic, abs=1e-15)
+    assert cmp.notes["column"].tolist() == ["c", "c"]  # constant in both: skewness and kurtosis undefined
+    assert cmp.notes["reason"].str.startswith("constant in the").all()
 
 
 def test_a_categorical_column_of_one_level_is_named_in_the_cramers_v_notes():
