@@ -206,43 +206,54 @@ def factorize_labels(
     Returns
     -------
     codes : ndarray of int
-        Position of each row's level in ``levels`` (-1: missing, dropped).
+        Position of each row's level in ``levels`` (-1: missing, dropped);
+        read-only, as it may be shared (see :func:`factorized_once`).
     levels : list of str
         Sorted levels.
     """
-    codes, uniques = _factorize(series)
+    return _once(series, ("labels", missing), lambda: _sorted_codes(series, missing))
+
+
+def _sorted_codes(series: pd.Series, missing: str | None) -> tuple[np.ndarray, list[str]]:
+    """The work of :func:`factorize_labels`."""
+    codes, uniques = _once(series, "factorize", lambda: pd.factorize(series, use_na_sentinel=True))
     names = [_label(v) for v in np.asarray(uniques, dtype=object)]
     has_missing = missing is not None and bool((codes < 0).any())
     levels = sorted(set(names) | ({missing} if has_missing else set()))
     position = {level: i for i, level in enumerate(levels)}
     # The extra last entry is where code -1 (missing) lands.
     lookup = np.array([position[n] for n in names] + [position.get(missing, -1)], dtype=np.intp)
-    return lookup[codes], levels
+    out = lookup[codes]
+    out.flags.writeable = False  # shared by every caller inside factorized_once
+    return out, levels
 
 
 _FACTORIZED: ContextVar[dict | None] = ContextVar("factorized", default=None)
 
 
-def _factorize(series: pd.Series) -> tuple[np.ndarray, object]:
-    """``pd.factorize`` of the column, done once per array inside :func:`factorized_once`."""
+def _once(series: pd.Series, what, compute):
+    """``compute()``, done once per column array and ``what`` inside :func:`factorized_once`."""
     memo = _FACTORIZED.get()
+    if memo is None:
+        return compute()
     values = series.array if isinstance(series, pd.Series) else series
-    if memo is not None and id(values) in memo and memo[id(values)][0] is values:
-        return memo[id(values)][1]
-    out = pd.factorize(series, use_na_sentinel=True)
-    if memo is not None:
-        memo[id(values)] = (values, out)  # holding ``values`` keeps its id from being reused
+    key = (id(values), what)
+    if key in memo and memo[key][0] is values:
+        return memo[key][1]
+    out = compute()
+    memo[key] = (values, out)  # holding ``values`` keeps its id from being reused
     return out
 
 
 @contextmanager
 def factorized_once() -> Iterator[None]:
     """Within this block, :func:`factorize_labels` hashes each column's array once and reuses its codes in
-    every later call on it.
+    every later call on it (its result too).
 
     The Compare page's summary asks for a categorical column's codes in five places (total variation,
-    Hellinger, PeGS, Cramér's V, …); hashing a million strings costs ~0.1 s each time. A column is known by
-    its array (a frame's string column keeps one), so the frames must not change inside the block.
+    Hellinger, PeGS, Cramér's V, …); hashing a million strings costs ~0.1 s each time, and mapping the
+    codes onto the sorted levels a million-row pass more. A column is known by its array (a frame's string
+    column keeps one), so the frames must not change inside the block.
     """
     token = _FACTORIZED.set({})
     try:

@@ -240,13 +240,14 @@ def _moments(sample: _Sample, percentiles: Sequence[float]) -> dict[str, float]:
     # kurtosis with their defaults); undefined for a constant column. The
     # relative test catches a column whose deviations are rounding noise.
     spread = m2 > (np.finfo(float).eps * max(abs(mean), 1.0)) ** 2
-    out.update(
-        mean=float(mean),
-        sd=float(np.sqrt(dev2.sum() / (n - 1))) if n > 1 else np.nan,
-        skewness=float(np.mean(dev2 * dev) / m2**1.5) if spread else np.nan,
-        kurtosis=float(np.mean(dev2 * dev2) / m2**2 - 3.0) if spread else np.nan,
-        zero_share=float(np.mean(x == 0)),
-    )
+    out.update(mean=float(mean), sd=float(np.sqrt(dev2.sum() / (n - 1))) if n > 1 else np.nan,
+               zero_share=float(np.mean(x == 0)), skewness=np.nan, kurtosis=np.nan)
+    if spread:
+        # The third and fourth powers overwrite the deviations: a million-row column's fresh memory costs
+        # more than its products.
+        m3 = np.multiply(dev2, dev, out=dev).mean()
+        m4 = np.multiply(dev2, dev2, out=dev).mean()
+        out.update(skewness=float(m3 / m2**1.5), kurtosis=float(m4 / m2**2 - 3.0))
     values = np.percentile(sample.ordered, list(percentiles))  # the same order statistics, found at once
     out.update({f"p{q:g}": float(v) for q, v in zip(percentiles, values)})
     return out
