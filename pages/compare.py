@@ -53,6 +53,9 @@ st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}
            f"{len(real):,} real rows vs {len(synth):,} synthetic rows"
            + (f" (implicate 1 of {m}; the regression combines all {m})." if m > 1 else "."))
 
+# Started first, read in the columns section: the summary is computed while the propensity section draws.
+summary_started = measures.utility_summary(key, real, synth, cats)
+
 # -- Propensity ---------------------------------------------------------------
 st.subheader(section_title("propensity"))
 a, b, c = st.columns([3, 1.4, 1])
@@ -94,7 +97,7 @@ with st.expander("What gives the synthesis away: the discriminator's variable im
 
 # -- Columns ------------------------------------------------------------------
 st.subheader(section_title("marginals"))
-summary = measures.utility_summary(key, real, synth, cats)
+summary = measures.finished(summary_started, "Comparing columns and pairs…")
 ctx.shared.update(summary.shared())
 show_tiles(U.section_tiles("marginals", ctx))
 gaps = [f"- {plain(n)}" for n in summary.column_notes()]
