@@ -36,7 +36,7 @@ from .. import constraints
 from ..errors import DataError
 from ..metric_info import Metric, register
 from .combining import COMBINING_CAVEAT, combine_implicates
-from .design import column_kinds, factorize_labels, independent_columns, level_codes
+from .design import column_kinds, factorize_labels, factorized_once, independent_columns, level_codes
 
 __all__ = ["RegressionOverlap", "ci_overlap", "regression_ci_overlap"]
 
@@ -220,12 +220,16 @@ def _standardise(X: np.ndarray, y: np.ndarray | None = None) -> tuple[np.ndarray
     of a million-row design.
     """
     n, p = X.shape
-    mean, sd = X.mean(axis=0), X.std(axis=0)
-    sd = np.where(sd > 0, sd, 1.0)
+    mean = X.mean(axis=0)
     Z = np.empty((n, p + 1 + (y is not None)), order="F")
     Z[:, 0] = 1.0
-    np.subtract(X, mean, out=Z[:, 1:p + 1])
-    Z[:, 1:p + 1] /= sd
+    centred = Z[:, 1:p + 1]
+    np.subtract(X, mean, out=centred)
+    # X.std(axis=0) from the centred columns already written (the same deviations, squared and summed
+    # column by column in the same order), rather than from a second n × p array of deviations.
+    sd = np.sqrt(np.array([np.sum(z * z) for z in centred.T]) / n)
+    sd = np.where(sd > 0, sd, 1.0)
+    centred /= sd
     if y is not None:
         Z[:, -1] = y
     A = np.eye(p + 1)
@@ -298,7 +302,7 @@ def _fit(X: np.ndarray, y: np.ndarray, family: str, level: float) -> _Fit:
         return _nan_fit(p, "no complete rows")
     keep = independent_columns(X)
     fitter = _fit_linear if family == "linear" else _fit_logistic
-    est_k, se_k, note, quantile = fitter(X[:, keep], y, level)
+    est_k, se_k, note, quantile = fitter(X if keep.size == X.shape[1] else X[:, keep], y, level)  # no copy
     cols = np.r_[0, keep + 1]
     est, se = np.full(p, np.nan), np.full(p, np.nan)
     est[cols], se[cols] = est_k, se_k
@@ -402,7 +406,8 @@ def regression_ci_overlap(
     """
     # One BLAS thread, as in propensity_metrics: a QR of 10^5 x 20 gains nothing
     # from a second core, and on a busy two-core server threads made it 5x slower.
-    with threadpool_limits(limits=1, user_api="blas"):
+    # A real categorical column is coded for its levels, then for its rows: hashed once for both.
+    with threadpool_limits(limits=1, user_api="blas"), factorized_once():
         return _regression_ci_overlap(real, synth, outcome, predictors, family=family, level=level,
                                       categorical=categorical, partially_synthetic=partially_synthetic,
                                       max_cells=max_cells, seed=seed)
@@ -450,7 +455,7 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
                 ok &= np.isfinite(frame[col].to_numpy(dtype=float, na_value=np.nan))
             else:
                 ok &= frame[col].notna().to_numpy()
-        return frame.loc[ok, used]
+        return frame[used] if ok.all() else frame.loc[ok, used]  # no copy of a million complete rows
 
     data = {name: complete(frame) for name, frame in frames.items()}
     for col in used:

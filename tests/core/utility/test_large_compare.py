@@ -16,6 +16,7 @@ from scipy import stats
 from dpsynth_core.utility import (association_fit, column_distances, compare_columns, ks_statistic,
                                   pegs_distances, regression_ci_overlap, utility_summary)
 from dpsynth_core.utility.marginals import MOMENT_PERCENTILES
+from dpsynth_core.utility.regression import _standardise
 
 PREDICTORS = ["grams", "mm", "near", "region"]
 TERMS = 1 + 3 + 7  # intercept, three numbers, eight regions less the reference
@@ -91,6 +92,22 @@ def test_logistic_regression_with_a_budget_still_fits(max_cells):
         X = sm.add_constant(pd.get_dummies(real[predictors], drop_first=True, dtype=float), has_constant="add")
         fit = sm.Logit(real["y"], X).fit(disp=0, method="newton", tol=1e-12)
         np.testing.assert_allclose(res.table["est_real"], fit.params, rtol=1e-5)
+
+
+def test_the_standardised_design_is_the_plain_one_bit_for_bit():
+    # _standardise takes each column's sd from the deviations it has written into Z rather than from a
+    # second array of them (np.std's): the same squares summed in the same order, so the same Z and map A.
+    rng = np.random.default_rng(11)
+    X = np.asfortranarray(np.column_stack([rng.normal(5e6, 1e6, 50_000), rng.normal(0.003, 0.001, 50_000),
+                                           rng.integers(0, 2, 50_000), np.full(50_000, 4.0)]))
+    y = rng.normal(size=50_000)
+    Z, A = _standardise(X, y)
+    mean, sd = X.mean(axis=0), X.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)  # the constant column is centred, not scaled
+    np.testing.assert_array_equal(Z, np.column_stack([np.ones(50_000), (X - mean) / sd, y]))
+    assert Z.flags.f_contiguous
+    np.testing.assert_array_equal(A[0, 1:], -mean / sd)
+    np.testing.assert_array_equal(np.diag(A)[1:], 1.0 / sd)
 
 
 @pytest.mark.parametrize("decimals", [None, 1])
