@@ -214,28 +214,37 @@ def correlation_fit(
     numeric, notes = _columns_of_kind(real, synth, categorical, "numeric", "Correlation fit")
     mats = {}
     for who, frame in (("real", real), ("synthetic", synth)):
-        values = pd.DataFrame({c: frame[c].to_numpy(dtype=float, na_value=np.nan) for c in numeric},
-                              index=frame.index, columns=numeric)
-        values = values.where(np.isfinite(values))
+        columns = {c: _finite_or_nan(frame[c]) for c in numeric}
+        values = pd.DataFrame(columns, index=frame.index, columns=numeric)
         with np.errstate(invalid="ignore", divide="ignore"):
             mats[who] = values.corr(method=method)
-        flat = [c for c in numeric if _single_value(values[c].to_numpy())]
+        flat = [c for c, x in columns.items() if _single_value(x)]
         if flat and len(numeric) > 1:
             notes.append(f"{', '.join(map(str, flat))}: constant or empty in the {who} data, so "
                          "its correlations there are undefined and left out of the fit.")
     return matrix_fit(mats["real"], mats["synthetic"], measure=method, notes=notes)
 
 
+def _finite_or_nan(series: pd.Series) -> np.ndarray:
+    """The column as floats, ±inf as NaN (missing to the correlation); copied only when it holds an inf."""
+    x = series.to_numpy(dtype=float, na_value=np.nan)
+    return x if not np.isinf(x).any() else np.where(np.isinf(x), np.nan, x)
+
+
 def _single_value(x: np.ndarray) -> bool:
     """Fewer than two distinct values besides NaN (``nunique() < 2``, without hashing a million floats)."""
-    x = x[~np.isnan(x)]
-    return x.size == 0 or x.min() == x.max()
+    ok = ~np.isnan(x)
+    return np.min(x, where=ok, initial=np.inf) >= np.max(x, where=ok, initial=-np.inf)
 
 
 def _contingency(x_codes: np.ndarray, y_codes: np.ndarray, nx: int, ny: int) -> np.ndarray:
-    ok = (x_codes >= 0) & (y_codes >= 0)
-    flat = np.bincount(x_codes[ok] * ny + y_codes[ok], minlength=nx * ny)
-    table = flat.reshape(nx, ny).astype(float)
+    # Codes shifted by one so a missing value (-1) counts in a first row or column that is then cut off:
+    # the pairs with a missing value are left out without masking and copying a million codes.
+    pair = x_codes * (ny + 1)
+    pair += y_codes
+    pair += ny + 2  # (x + 1)(ny + 1) + (y + 1)
+    flat = np.bincount(pair, minlength=(nx + 1) * (ny + 1))
+    table = flat.reshape(nx + 1, ny + 1)[1:, 1:].astype(float)
     # Levels never seen among the complete pairs carry no information.
     return table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
 
