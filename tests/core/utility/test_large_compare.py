@@ -13,7 +13,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from dpsynth_core.utility import (association_fit, column_distances, compare_columns, ks_statistic,
+from dpsynth_core.utility import (association_fit, column_distances, compare_columns, correlation_fit, ks_statistic,
                                   pegs_distances, regression_ci_overlap, utility_summary)
 from dpsynth_core.utility.marginals import MOMENT_PERCENTILES
 from dpsynth_core.utility.regression import _standardise
@@ -179,6 +179,24 @@ def test_columns_sorted_once_give_the_plain_calls_values():
         assert ks == pytest.approx(stats.ks_2samp(finite["real"], finite["synthetic"]).statistic, abs=1e-15)
     assert cmp.notes["column"].tolist() == ["c", "c"]  # constant in both: skewness and kurtosis undefined
     assert cmp.notes["reason"].str.startswith("constant in the").all()
+
+
+def test_the_correlation_fit_is_pandas_corr_of_the_finite_values():
+    # The fit copies a column only when it holds an inf: its matrices must be pandas' own pairwise-complete
+    # correlations of the columns with ±inf made NaN, exactly; a column left with one value is named.
+    rng = np.random.default_rng(12)
+    n = 4_000
+    real = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.integers(0, 9, n)})
+    real.loc[:9, "a"] = np.inf
+    real.loc[10:19, "b"] = np.nan
+    synth = real.sample(frac=1, random_state=2).reset_index(drop=True)
+    synth["c"] = pd.array([3] * (n - 1) + [None], dtype="Int64")  # one value and a missing one
+    fit = correlation_fit(real, synth)
+    for frame, matrix in ((real, fit.real), (synth, fit.synth)):
+        plain = frame.astype(float).replace([np.inf, -np.inf], np.nan).corr()
+        pd.testing.assert_frame_equal(matrix, plain, check_exact=True)
+    assert any(note.startswith("c: constant or empty in the synthetic data") for note in fit.notes), fit.notes
+    assert not any("real data" in note for note in fit.notes)
 
 
 def test_a_categorical_column_of_one_level_is_named_in_the_cramers_v_notes():
