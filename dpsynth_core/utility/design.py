@@ -236,13 +236,25 @@ def _once(series: pd.Series, what, compute):
     memo = _FACTORIZED.get()
     if memo is None:
         return compute()
+    identity, held = _identity(series)
+    if (identity, what) not in memo:
+        # Holding the array keeps its identity from being another's while the memo lives.
+        memo[identity, what] = (held, compute())
+    return memo[identity, what][1]
+
+
+def _identity(series: pd.Series) -> tuple[object, object]:
+    """What the memo knows a column by, and the array that must live as long as the memo for it to hold.
+
+    A frame keeps one array per string or nullable column, known by its id. A numpy column is wrapped in a
+    new array at each access, so it is known by its memory instead: address, shape, strides and dtype of
+    the frame's own ndarray.
+    """
     values = series.array if isinstance(series, pd.Series) else series
-    key = (id(values), what)
-    if key in memo and memo[key][0] is values:
-        return memo[key][1]
-    out = compute()
-    memo[key] = (values, out)  # holding ``values`` keeps its id from being reused
-    return out
+    if not isinstance(values, pd.arrays.NumpyExtensionArray):
+        return id(values), values
+    x = values.to_numpy()  # a view of the frame's memory, not a copy
+    return (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype.str), x
 
 
 @contextmanager

@@ -147,6 +147,23 @@ def test_utility_summary_is_its_measures_computed_one_by_one():
     assert summary.columns.distances.loc["g", "tv"] == pytest.approx(0.5 * (p - q).abs().sum(), abs=1e-15)
 
 
+def test_the_summary_hashes_each_categorical_column_once(monkeypatch):
+    # Numpy columns (k, integer codes declared categorical) are wrapped anew at each access, so the memo knows
+    # them by their memory: each of the four categorical columns is hashed once per dataset, eight in all,
+    # though TV, Hellinger, PeGS and Cramér's V each ask for them. Their values are checked above.
+    from dpsynth_core.utility import design
+
+    calls = []
+    factorize = pd.factorize
+    monkeypatch.setattr(design.pd, "factorize", lambda *a, **kw: calls.append(1) or factorize(*a, **kw))
+    rng = np.random.default_rng(13)
+    real = pd.DataFrame({"x": rng.normal(size=500), "g": rng.choice(list("abc"), 500),
+                         "h": rng.choice(["u", None], 500), "k": rng.integers(0, 4, 500),
+                         "m": pd.array(rng.integers(0, 3, 500), dtype="Int64")})
+    utility_summary(real, real.sample(frac=1, random_state=3).reset_index(drop=True), categorical=["k", "m"])
+    assert len(calls) == 8
+
+
 def test_columns_sorted_once_give_the_plain_calls_values():
     # compare_columns reads and sorts each numeric column once for its KS distance, percentiles and notes:
     # each value must be the one computed on the column's own finite values in row order, bit for bit
