@@ -15,7 +15,9 @@ from scipy import stats
 
 from dpsynth_core.utility import (association_fit, column_distances, compare_columns, correlation_fit, ks_statistic,
                                   pegs_distances, regression_ci_overlap, utility_summary)
+from dpsynth_core.utility.design import bin_edges
 from dpsynth_core.utility.marginals import MOMENT_PERCENTILES
+from dpsynth_core.utility.pegs_distance import _bin_codes
 from dpsynth_core.utility.regression import _standardise
 
 PREDICTORS = ["grams", "mm", "near", "region"]
@@ -108,6 +110,24 @@ def test_the_standardised_design_is_the_plain_one_bit_for_bit():
     assert Z.flags.f_contiguous
     np.testing.assert_array_equal(A[0, 1:], -mean / sd)
     np.testing.assert_array_equal(np.diag(A)[1:], 1.0 / sd)
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 1.0), (-3.7, 12.1), (1e15, 1e15 + 3), (5.0, 5.0), (-1e308, 1e308)])
+def test_pegs_bins_are_those_a_search_of_the_edges_gives(lo, hi):
+    # The bins are estimated from each value's offset and checked against the edges: on every edge, one
+    # float either side of it and random values between, each must be the bin a search of the edges gives
+    # ([left, right), the last closed), and the counts numpy's histogram's. A range a few floats wide
+    # (1e15 + 3: edges that round onto each other) and one past the largest float are the hard cases.
+    edges = bin_edges(np.array([lo, hi]), 20)
+    rng = np.random.default_rng(14)
+    x = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf),
+                        lo + (hi / 2 - lo / 2) * 2 * rng.random(10_000), [np.nan, np.inf]])
+    ok = np.isfinite(x) & (x >= edges[0]) & (x <= edges[-1])
+    codes = _bin_codes(x, ok, edges)
+    expected = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, 19)
+    np.testing.assert_array_equal(codes[ok], expected[ok])
+    assert (codes[~ok] == 20).all()
+    np.testing.assert_array_equal(np.bincount(codes[ok], minlength=20), np.histogram(x[ok], bins=edges)[0])
 
 
 @pytest.mark.parametrize("decimals", [None, 1])
