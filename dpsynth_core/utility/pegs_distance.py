@@ -203,12 +203,12 @@ def pegs_distances(
     m = len(columns)
     cond = np.full((m, m), np.nan)
     skipped = np.zeros((m, m), dtype=np.int64)
+    buffer = np.empty(max(n_r, n_s), dtype=np.intp)  # each pair's joint codes, written over the last pair's
     for i in range(m):
         cri, csi, ki = codes[columns[i]]
         for j in range(i):
             crj, csj, kj = codes[columns[j]]
-            jr = np.bincount(cri * kj + crj, minlength=ki * kj).reshape(ki, kj).astype(float)
-            js = np.bincount(csi * kj + csj, minlength=ki * kj).reshape(ki, kj).astype(float)
+            jr, js = _joint_counts(cri, crj, ki, kj, buffer), _joint_counts(csi, csj, ki, kj, buffer)
             # i given j: columns of the joint table; j given i: its rows.
             for (a, b), (tr, ts) in (((i, j), (jr, js)), ((j, i), (jr.T, js.T))):
                 nr, ns = tr.sum(axis=0), ts.sum(axis=0)
@@ -235,6 +235,15 @@ def pegs_distances(
         notes=tuple(notes),
         bins=int(bins),
     )
+
+
+def _joint_counts(ci: np.ndarray, cj: np.ndarray, ki: int, kj: int, buffer: np.ndarray) -> np.ndarray:
+    """The ki × kj table of counts of the code pairs (ci, cj), as floats; the joint codes go in ``buffer``
+    rather than in two fresh million-row arrays per pair (45 pairs at ten columns)."""
+    joint = buffer[:ci.size]
+    np.multiply(ci, kj, out=joint)
+    joint += cj
+    return np.bincount(joint, minlength=ki * kj).reshape(ki, kj).astype(float)
 
 
 def pegs_of(ctx) -> PegsDistances:
