@@ -53,9 +53,6 @@ st.caption(f"{plain(result.ledger['label'])}, {plain(result.ledger['dp_label'])}
            f"{len(real):,} real rows vs {len(synth):,} synthetic rows"
            + (f" (implicate 1 of {m}; the regression combines all {m})." if m > 1 else "."))
 
-# Started first, read in the columns section: the summary is computed while the propensity section draws.
-summary_started = measures.utility_summary(key, real, synth, cats)
-
 # -- Propensity ---------------------------------------------------------------
 st.subheader(section_title("propensity"))
 a, b, c = st.columns([3, 1.4, 1])
@@ -95,9 +92,69 @@ with st.expander("What gives the synthesis away: the discriminator's variable im
     else:
         st.info("The model had no usable column, so there is no importance to show.")
 
-# The columns and pairs sections go here, drawn after the regression is fitted: the summary they show
-# is computed meanwhile in its worker thread.
-columns_and_pairs = st.container()
+# -- Columns ------------------------------------------------------------------
+st.subheader(section_title("marginals"))
+summary = measures.utility_summary(key, real, synth, cats)
+ctx.shared.update(summary.shared())
+show_tiles(U.section_tiles("marginals", ctx))
+gaps = [f"- {plain(n)}" for n in summary.column_notes()]
+if gaps:
+    st.warning("Some values could not be computed:\n" + "\n".join(gaps))
+st.dataframe(blank_na(summary.columns.distances.assign(
+    marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table",
+    placeholder="")
+st.caption("KS for numeric columns; total variation and Hellinger for categorical ones (missing values are a "
+           f"level); the PeGS marginal distance for both, numeric columns in {summary.pegs.bins} bins. "
+           "An empty cell: the distance does not apply to the column's kind.")
+
+if st.toggle("All columns at once (small multiples)", key="compare_small_multiples"):
+    hists = {col: core.histogram_data(real, synth, col, categorical=col in cats, order=declared(col)) for col in used}
+    st.plotly_chart(P.histogram_grid_figure(hists), key="grid_chart")
+else:
+    column = st.selectbox("Column", used, key="compare_column")
+    is_cat = column in cats
+    left, right = st.columns(2)
+    left.plotly_chart(P.histogram_figure(core.histogram_data(real, synth, column, categorical=is_cat,
+                                                             order=declared(column)), column), key="hist_chart")
+    if is_cat:
+        right.info("The ECDF needs a numeric column; this one is categorical.")
+    else:
+        try:
+            right.plotly_chart(P.ecdf_figure(core.ecdf_data(real, synth, column), column), key="ecdf_chart")
+        except core.DataError as err:
+            right.info(plain(str(err)))
+
+st.markdown("**Moments and percentiles of the numeric columns**")
+if len(summary.columns.moments):
+    # Two tables that each fit the page, rather than one with the upper percentiles scrolled out of sight.
+    moments = summary.columns.moments  # indexed by (column, data)
+    pct = [c for c in moments.columns if str(c).startswith("p") and str(c)[1:].isdigit()]
+    st.dataframe(blank_na(moments.drop(columns=pct)), key="moments_table", placeholder="")
+    st.dataframe(blank_na(moments[pct]), key="percentiles_table", placeholder="")
+    st.caption("sd with n − 1; skewness g1 = m3/m2^1.5; kurtosis is excess kurtosis g2 = m4/m2² − 3 (0 for a "
+               "normal); zero_share is the share of values equal to 0; percentiles interpolate linearly.")
+else:
+    st.info("No numeric column: no moments to compare.")
+missing = summary.columns.missing
+if missing[["real", "synthetic"]].fillna(0).to_numpy().any():
+    left, right = st.columns(2)
+    left.plotly_chart(P.missing_figure(missing), key="missing_chart")
+    right.dataframe(blank_na(missing), key="missing_table", placeholder="")
+else:
+    st.caption("Missing values: none in either dataset, in any column.")
+
+# -- Pairs --------------------------------------------------------------------
+st.subheader(section_title("bivariate"))
+pair_tiles = U.section_tiles("bivariate", ctx)
+show_tiles(pair_tiles)
+for note in summary.pair_notes():
+    if not any(note in (t.note or "") for t in pair_tiles):
+        st.info(plain(note))
+left, right = st.columns(2)
+if len(summary.correlation.difference) >= 2:
+    left.plotly_chart(P.correlation_difference_figure(summary.correlation), key="corr_chart")
+if len(summary.association.difference) >= 2:
+    right.plotly_chart(P.correlation_difference_figure(summary.association), key="cramer_chart")
 
 # -- Regression ---------------------------------------------------------------
 st.subheader(section_title("regression"))
@@ -133,73 +190,6 @@ if reg is not None:
     if reg.combining is not None:
         with st.expander("How the implicates were combined"):
             st.dataframe(reg.combining, key="combining_table")
-
-with columns_and_pairs:
-    # -- Columns ------------------------------------------------------------------
-    st.subheader(section_title("marginals"))
-    summary = measures.finished(summary_started, "Comparing columns and pairs…")
-    ctx.shared.update(summary.shared())
-    show_tiles(U.section_tiles("marginals", ctx))
-    gaps = [f"- {plain(n)}" for n in summary.column_notes()]
-    if gaps:
-        st.warning("Some values could not be computed:\n" + "\n".join(gaps))
-    st.dataframe(blank_na(summary.columns.distances.assign(
-        marginal_distance=summary.pegs.marginal.reindex(summary.columns.distances.index))), key="distances_table",
-        placeholder="")
-    st.caption("KS for numeric columns; total variation and Hellinger for categorical ones (missing values are a "
-               f"level); the PeGS marginal distance for both, numeric columns in {summary.pegs.bins} bins. "
-               "An empty cell: the distance does not apply to the column's kind.")
-
-    if st.toggle("All columns at once (small multiples)", key="compare_small_multiples"):
-        hists = {col: core.histogram_data(real, synth, col, categorical=col in cats, order=declared(col))
-                 for col in used}
-        st.plotly_chart(P.histogram_grid_figure(hists), key="grid_chart")
-    else:
-        column = st.selectbox("Column", used, key="compare_column")
-        is_cat = column in cats
-        left, right = st.columns(2)
-        left.plotly_chart(P.histogram_figure(core.histogram_data(real, synth, column, categorical=is_cat,
-                                                                 order=declared(column)), column), key="hist_chart")
-        if is_cat:
-            right.info("The ECDF needs a numeric column; this one is categorical.")
-        else:
-            try:
-                right.plotly_chart(P.ecdf_figure(core.ecdf_data(real, synth, column), column), key="ecdf_chart")
-            except core.DataError as err:
-                right.info(plain(str(err)))
-
-    st.markdown("**Moments and percentiles of the numeric columns**")
-    if len(summary.columns.moments):
-        # Two tables that each fit the page, rather than one with the upper percentiles scrolled out of sight.
-        moments = summary.columns.moments  # indexed by (column, data)
-        pct = [c for c in moments.columns if str(c).startswith("p") and str(c)[1:].isdigit()]
-        st.dataframe(blank_na(moments.drop(columns=pct)), key="moments_table", placeholder="")
-        st.dataframe(blank_na(moments[pct]), key="percentiles_table", placeholder="")
-        st.caption("sd with n − 1; skewness g1 = m3/m2^1.5; kurtosis is excess kurtosis g2 = m4/m2² − 3 (0 for a "
-                   "normal); zero_share is the share of values equal to 0; percentiles interpolate linearly.")
-    else:
-        st.info("No numeric column: no moments to compare.")
-    missing = summary.columns.missing
-    if missing[["real", "synthetic"]].fillna(0).to_numpy().any():
-        left, right = st.columns(2)
-        left.plotly_chart(P.missing_figure(missing), key="missing_chart")
-        right.dataframe(blank_na(missing), key="missing_table", placeholder="")
-    else:
-        st.caption("Missing values: none in either dataset, in any column.")
-
-    # -- Pairs --------------------------------------------------------------------
-    st.subheader(section_title("bivariate"))
-    pair_tiles = U.section_tiles("bivariate", ctx)
-    show_tiles(pair_tiles)
-    for note in summary.pair_notes():
-        if not any(note in (t.note or "") for t in pair_tiles):
-            st.info(plain(note))
-    left, right = st.columns(2)
-    if len(summary.correlation.difference) >= 2:
-        left.plotly_chart(P.correlation_difference_figure(summary.correlation), key="corr_chart")
-    if len(summary.association.difference) >= 2:
-        right.plotly_chart(P.correlation_difference_figure(summary.association), key="cramer_chart")
-
 
 # -- Any other section of the registry, under its own heading --------------------
 for section in sections("utility"):

@@ -8,8 +8,6 @@ frames are passed as unkeyed ``_`` arguments.
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import pandas as pd
 import streamlit as st
@@ -59,24 +57,9 @@ def discriminator(key: str, _real, _synth, choice: str, holdout: float, permutat
                                           permutations=permutations, categorical=list(categorical))
 
 
-# Threads that compute a measure while the page draws what it already has (numpy releases the GIL).
-_WORKERS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="measures")
-
-
-@session_cache(max_entries=8)
-def utility_summary(key: str, _real, _synth, categorical: tuple) -> Future:
-    """The utility summary, started in a worker thread: the page asks for it before the propensity section and
-    reads it (:func:`finished`) in the columns section, so both are computed side by side. The future is what
-    is cached: a revisit finds it done, a rerun that stopped the page meanwhile finds it under way."""
-    return _WORKERS.submit(core.utility.utility_summary, _real, _synth, categorical=list(categorical))
-
-
-def finished(started: Future, spinner: str):
-    """The result of a measure started in a worker thread, with a spinner while it is still being computed."""
-    if started.done():
-        return started.result()
-    with st.spinner(spinner):
-        return started.result()
+@session_cache("Comparing columns and pairs…", max_entries=8)
+def utility_summary(key: str, _real, _synth, categorical: tuple):
+    return core.utility.utility_summary(_real, _synth, categorical=list(categorical))
 
 
 @session_cache("Fitting the regression…", max_entries=8)

@@ -9,10 +9,8 @@ sentence that explains them, never as a bare ``inf``.
 
 from __future__ import annotations
 
-import contextvars
 import math
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pandas as pd
@@ -20,7 +18,7 @@ import pandas as pd
 from .. import constraints
 from ..metric_info import METRICS, MetricContext, metrics
 from .bivariate import CorrelationFit, association_fit, correlation_fit
-from .design import check_pair, column_kinds, factorize_labels, factorized_once
+from .design import factorized_once
 from .marginals import ColumnComparison, compare_columns
 from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, propensity_metrics
@@ -218,31 +216,10 @@ def utility_summary(
     UtilitySummary
     """
     categorical = list(categorical) if categorical is not None else None
-    with factorized_once(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="utility_summary") as pool:
-        _hash_categorical_columns(real, synth, categorical)
-        # The pair measures beside the single-column ones: two halves of about equal work, mostly numpy loops
-        # that release the GIL, so a second core halves the wait. The worker shares this block's hashed
-        # columns (a copy of this context holds the same memo).
-        pairs = pool.submit(contextvars.copy_context().run, _pair_measures, real, synth, categorical, bins)
-        columns = compare_columns(real, synth, categorical=categorical)
-        correlation = correlation_fit(real, synth, categorical=categorical)
-        association, pegs = pairs.result()
-    return UtilitySummary(columns=columns, correlation=correlation, association=association, pegs=pegs)
-
-
-def _hash_categorical_columns(real: pd.DataFrame, synth: pd.DataFrame, categorical: list[str] | None) -> None:
-    """Hash each categorical column of both frames into the :func:`factorized_once` memo, before the summary
-    splits into threads that both read them (each would otherwise hash a column the other is hashing)."""
-    columns = check_pair(real, synth)
-    kinds = column_kinds([real, synth], columns, categorical=categorical)
-    for col, kind in kinds.items():
-        if kind == "categorical":
-            factorize_labels(real[col])
-            factorize_labels(synth[col])
-
-
-def _pair_measures(real: pd.DataFrame, synth: pd.DataFrame, categorical: list[str] | None,
-                   bins: int) -> tuple[CorrelationFit, PegsDistances]:
-    """Cramér's V fit and the PeGS distances: the summary's half that the worker thread computes."""
-    return (association_fit(real, synth, categorical=categorical),
-            pegs_distances(real, synth, categorical=categorical, bins=bins))
+    with factorized_once():  # each categorical column hashed once for all four
+        return UtilitySummary(
+            columns=compare_columns(real, synth, categorical=categorical),
+            correlation=correlation_fit(real, synth, categorical=categorical),
+            association=association_fit(real, synth, categorical=categorical),
+            pegs=pegs_distances(real, synth, categorical=categorical, bins=bins),
+        )
