@@ -264,8 +264,8 @@ def factorized_once() -> Iterator[None]:
 
     The Compare page's summary asks for a categorical column's codes in five places (total variation,
     Hellinger, PeGS, Cramér's V, …); hashing a million strings costs ~0.1 s each time, and mapping the
-    codes onto the sorted levels a million-row pass more. A column is known by its array (a frame's string
-    column keeps one), so the frames must not change inside the block.
+    codes onto the sorted levels a million-row pass more. A column is known by its array, a numpy column
+    by its memory (see :func:`_identity`), so the frames must not change inside the block.
     """
     token = _FACTORIZED.set({})
     try:
