@@ -8,6 +8,10 @@ the readout's pMSE-ratio tile shows a new value and the script is idle again: wh
 each is to an ε the session has not drawn (a new synthesis and readout); the measurement is cached,
 as in the app after the page's first visit.
 
+It also prints the CPU time per move of the server and of Chromium's processes (renderer, GPU, the rest;
+read with psutil over the counted moves): on two cores the browser's rendering competes with the script,
+and CPU time is what the load of neighbours inflates least.
+
 Run: ``.venv/bin/python bench/browser_move.py [--moves 10]``. Prints the machine and its load first.
 """
 
@@ -27,6 +31,7 @@ from pathlib import Path
 
 from _common import machine  # noqa: E402  (also puts the project on sys.path)
 
+import psutil  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +68,33 @@ _IDLE = ("() => document.querySelector('[data-testid=stApp]').dataset.testScript
          "&& document.querySelectorAll('[data-stale=true]').length === 0")
 
 
+def _cpu_seconds(server: subprocess.Popen) -> dict[tuple[str, int], float]:
+    """CPU seconds so far of the server and of each Chromium process this bench started, by (role, pid)."""
+    out = {}
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.pid == server.pid:
+                role = "server"
+            elif "chrom" in proc.name():
+                kind = next((a.split("=", 1)[1] for a in proc.cmdline() if a.startswith("--type=")), "browser")
+                role = f"chromium {kind if kind in ('renderer', 'gpu-process') else 'other'}"
+            else:
+                continue
+            t = proc.cpu_times()
+            out[(role, proc.pid)] = t.user + t.system
+        except psutil.NoSuchProcess:
+            continue
+    return out
+
+
+def _cpu_per_role(before: dict, after: dict) -> dict[str, float]:
+    """CPU seconds spent between two readings, by role (a process started in between counts from zero)."""
+    spent: dict[str, float] = {}
+    for (role, pid), t in after.items():
+        spent[role] = spent.get(role, 0.0) + t - before.get((role, pid), 0.0)
+    return spent
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--moves", type=int, default=10)
@@ -82,6 +114,8 @@ def main() -> None:
             slider = page.get_by_test_id("stSlider").get_by_role("slider").first
             times = []
             for i in range(args.moves + 1):  # the first move warms the page's caches; not counted
+                if i == 1:
+                    cpu_start = _cpu_seconds(proc)
                 before = page.evaluate(_TILE)
                 slider.focus()
                 # Both ends are read in the page: the key's own event, and the first frame that shows the new
@@ -95,10 +129,12 @@ def main() -> None:
                 if i:
                     times.append(elapsed)
                     print(f"move {i}: {elapsed:.3f} s")
+            cpu = _cpu_per_role(cpu_start, _cpu_seconds(proc))
             browser.close()
     finally:
         proc.kill()
     med = statistics.median(times)
+    print("CPU per move: " + ", ".join(f"{role} {t / len(times):.3f} s" for role, t in sorted(cpu.items())))
     print(f"median of {len(times)} moves: {med:.3f} s (max {max(times):.3f} s); target ≤ {TARGET_S} s "
           f"{'ok' if med <= TARGET_S else 'MISSED'}; load average at the end {os.getloadavg()[0]:.2f}")
 

@@ -41,7 +41,7 @@ class Headline:
         Metric name to value, for every :func:`headline_metrics` metric (pMSE ratio, mean KS and TV,
         exact copies, median DCR today); also readable as attributes (``h.pmse_ratio``).
     columns : pandas.Series
-        Per column: its KS (numeric) or TV (categorical) distance, for the readout's chart.
+        Per column: its KS (numeric) or TV (categorical) distance, for the readout's bars (:meth:`by_column`).
     n_propensity : int
         Stacked rows the discriminator used (real and synthetic subsamples together).
     n_dcr : int
@@ -66,6 +66,12 @@ class Headline:
     def figures(self) -> list[tuple[str, str, float]]:
         """(metric name, label, value) in display order: utility first, then risk."""
         return [(n, METRICS[n].label, float(v)) for n, v in self.values.items()]
+    def by_column(self) -> pd.DataFrame:
+        """The per-column distances as the readout's bar table shows them: ``column`` and ``distance``, largest
+        first; a column with no distance (none applies to it) is left out."""
+        d = self.columns.dropna().sort_values(ascending=False, kind="stable")
+        return pd.DataFrame({"column": d.index.astype(str), "distance": d.to_numpy(dtype=float)})
+
     def sample_note(self) -> str:
         """Which rows each figure used, in one sentence."""
         return (f"pMSE ratio (logistic, pairwise interactions) on {self.n_propensity:,} stacked rows "

@@ -73,8 +73,8 @@ def public_ledger(ledger: dict, schema: Schema, *, session: tuple[int, float] | 
     """The ledger as a release publishes it.
 
     Each column's domain is the declared view of ``schema``: a value read off
-    the data is withheld (named, not given). ``session`` (DP syntheses run on
-    the same data in the session, ε they spent in all) is added as
+    the data is withheld (named, not given). ``session`` (syntheses with DP methods
+    run on the same data in the session, ε they spent in all) is added as
     ``session``; numbers are written to 12 significant digits.
     """
     out = copy.deepcopy(ledger)
@@ -87,7 +87,8 @@ def public_ledger(ledger: dict, schema: Schema, *, session: tuple[int, float] | 
     if session is not None:
         runs, total = session
         out["session"] = {"dp_syntheses_on_this_data": int(runs), "epsilon_spent_in_all": float(total),
-                          "composition": "sequential: the session's DP syntheses on the same data add up"}
+                          "composition": "sequential: the ε of the session's syntheses with DP methods on the same data add up "
+                                          "(a run with a fixed seed carries no guarantee)"}
     return _tidy(out)
 
 

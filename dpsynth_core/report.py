@@ -50,7 +50,8 @@ class ReportSection:
 
 
 def session_total(log: list[dict], fingerprint: str) -> tuple[int, float]:
-    """How many DP syntheses the session ran on this dataset, and the ε they spent in all."""
+    """How many syntheses with DP methods the session ran on this dataset, and the ε they spent in all
+    (a run with a fixed seed counts: it used the data, though it carries no guarantee)."""
     runs = [e for e in log if e["fingerprint"] == fingerprint and e.get("epsilon_total") is not None]
     return len(runs), float(sum(e["epsilon_total"] for e in runs))
 
@@ -60,9 +61,10 @@ def release_statement(ledger: dict, log: list[dict], fingerprint: str) -> str:
     runs, total = session_total(log, fingerprint)
     text = ledger["statement"]
     if runs:
-        text += (f" Before and including this release, the session ran {runs} DP synthesis(es) on the same "
-                 f"data, spending ε = {format_number(total)} in all (sequential composition); results looked at "
-                 "while tuning are a use of the data that the release's own ε does not cover.")
+        text += (f" Before and including this release, the session ran {runs} synthesis(es) with DP methods on "
+                 f"the same data, spending ε = {format_number(total)} in all (sequential composition; a run with a "
+                 "fixed seed carries no guarantee at all); results looked at while tuning are a use of the data "
+                 "that the release's own ε does not cover.")
     return text
 
 
@@ -103,7 +105,7 @@ def _config_rows(ledger: dict, session: tuple[int, float]) -> list[tuple[str, st
         ("implicates", format_number(ledger["implicates"])),
         ("seed", "fresh operating-system entropy, never stored" if seed is None
          else f"{seed} (a known seed: reproducible exploration)"),
-        ("session: DP syntheses on the same data", format_number(session[0])),
+        ("session: syntheses with DP methods on the same data", format_number(session[0])),
         ("session: ε spent in all (sequential composition)", format_number(session[1])),
     ]
     return rows

@@ -67,4 +67,4 @@ def show_spending() -> None:
     if slot is not None:
         runs, spent = core.report.session_total(st.session_state.get("session_log", []),
                                                 state.dataset().fingerprint)
-        slot.text(f"{runs} DP synthesis(es), ε = {spent:g} in all")
+        slot.text(f"{runs} synthesis(es) with DP methods, ε = {spent:g} in all")

@@ -175,7 +175,17 @@ def show_headline(result) -> None:
         for col, (name, label, value) in zip(figures.columns(max(3, len(row))), row):
             col.metric(label, "n/a" if value != value else f"{value:.3g}", help=core.METRICS[name].reading)
     figures.caption(plain(h.sample_note()))
-    chart.plotly_chart(core.plots.readout.headline_figure(h), key="headline_chart")
+    # The small chart is a table with a bar per column, not a plotly figure: it is redrawn on every move of
+    # the ε slider, and in Chromium a plotly update cost the page ~80 ms of script per move besides its
+    # layout, the table's ~10 ms (a CPU profile of bench/browser_move.py's moves). The bars' scale is fixed
+    # at 0-1, the distances' range, so a move's bars can be compared with the last move's.
+    chart.dataframe(h.by_column(), hide_index=True, key="headline_bars", column_config={
+        "column": st.column_config.TextColumn("Column"),
+        "distance": st.column_config.ProgressColumn(
+            "Distance (KS or TV)", format="%.3f", min_value=0.0, max_value=1.0,
+            help="KS for a numeric column, total variation for a categorical one: 0 = the same distribution, "
+                 "1 = no overlap."),
+    })
 
 
 def show_statement(ledger: dict, statement: str | None = None) -> None:

@@ -125,8 +125,8 @@ def test_ru_sweep_and_choosing_a_point_loads_it(page):
 
 
 def _spending(sidebar) -> tuple[int, float]:
-    """The sidebar's count of DP syntheses on this dataset and the ε they spent in all."""
-    found = re.search(r"(\d+) DP synthesis\(es\), ε = ([\d.]+) in all", sidebar.inner_text())
+    """The sidebar's count of syntheses with DP methods on this dataset and the ε they spent in all."""
+    found = re.search(r"(\d+) synthesis\(es\) with DP methods, ε = ([\d.]+) in all", sidebar.inner_text())
     return int(found.group(1)), float(found.group(2))
 
 
@@ -189,7 +189,7 @@ def test_sweep_pick_a_point_then_release_package(page):
     assert ledger["method"] == "independent" and ledger["epsilon_total"] == 3.0 and ledger["seed"] is None
     assert ledger["is_dp"] is True and ledger["n_rows"] == len(data)
     # The sweep's syntheses and the release all count: the statement names the session's total.
-    assert "DP synthesis(es) on the same data, spending ε =" in report
+    assert "synthesis(es) with DP methods on the same data, spending ε =" in report
     assert "CONFIDENTIAL" not in report and "SHA-256" not in report  # the public report: synthetic data only
     assert ledger["session"]["epsilon_spent_in_all"] == pytest.approx(spent + 3)
 

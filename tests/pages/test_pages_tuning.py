@@ -1,7 +1,6 @@
 """Tuning ε on one screen (issue 20.1, 20.6): the readout on Synthesize, the shared controls on Compare and Risk,
 and a typed ε out of range refused in words."""
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -36,9 +35,9 @@ def test_synthesize_shows_the_headline_readout_and_it_follows_epsilon(at):
         shown = {m.label: m.value for m in at.metric}
         for name, label, value in h.figures():
             assert shown[label] == f"{value:.3g}", (label, eps)
-        chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                     if "Distance per column" in json.loads(c.proto.spec)["layout"]["title"]["text"])
-        assert dict(zip(chart["data"][0]["y"], chart["data"][0]["x"])) == pytest.approx(h.columns.to_dict())
+        bars = next(d.value for d in at.dataframe if list(d.value.columns) == ["column", "distance"])
+        assert dict(zip(bars["column"], bars["distance"])) == pytest.approx(h.columns.to_dict())
+        assert list(bars["distance"]) == sorted(bars["distance"], reverse=True)  # largest first
     assert any("stacked rows" in c.value for c in at.caption)  # the readout says which rows it used
 
 
@@ -59,6 +58,15 @@ def test_headline_figures_by_hand_on_a_small_table():
     # 0.05. Median of (0, 0.1, 0.05, 0.05) = 0.05.
     assert h.dcr_median == pytest.approx(0.05)
     assert (h.n_propensity, h.n_dcr, h.n_real, h.n_synth) == (8, 4, 4, 4)
+
+
+def test_readout_bars_are_the_column_distances_largest_first():
+    # Three columns with distances set by hand, one with none (no distance applies): the bars leave it out
+    # and put the largest first; the tie between "b" and "d" keeps the columns' order.
+    h = core.readout.Headline(values={}, columns=pd.Series({"a": 0.1, "b": 0.4, "c": np.nan, "d": 0.4}),
+                              n_propensity=0, n_dcr=0, n_real=0, n_synth=0)
+    bars = h.by_column()
+    assert list(bars["column"]) == ["b", "d", "a"] and list(bars["distance"]) == [0.4, 0.4, 0.1]
 
 
 def test_compare_and_risk_have_the_method_and_epsilon_of_synthesize(at):

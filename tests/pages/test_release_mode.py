@@ -46,8 +46,8 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     release = at.session_state["release"]
     led = release.synthesis.ledger
     assert led["seed"] is None and led["epsilon_total"] == 2.0 and led["n_rows"] == 120
-    # 4 DP syntheses at 1 + 2 + 2 + 2: the statement names the total the session spent.
-    assert "ran 4 DP synthesis(es)" in release.statement and "spending ε = 7 in all" in release.statement
+    # 4 syntheses with DP methods at 1 + 2 + 2 + 2: the statement names the total the session spent.
+    assert "ran 4 synthesis(es) with DP methods" in release.statement and "spending ε = 7 in all" in release.statement
 
     with zipfile.ZipFile(io.BytesIO(release.package)) as z:
         names = sorted(z.namelist())
@@ -84,7 +84,7 @@ def test_session_total_and_statement_count_only_this_dataset():
     assert session_total(log, "a") == (2, 1.5)
     ledger = {"statement": "S."}
     assert release_statement(ledger, log, "a").startswith("S. Before and including this release, the session "
-                                                           "ran 2 DP synthesis(es) on the same data, spending ε = 1.5")
+                                                           "ran 2 synthesis(es) with DP methods on the same data, spending ε = 1.5")
     assert release_statement(ledger, [], "a") == "S."
 
 
