@@ -45,9 +45,11 @@ def epsilon_key(widget: str) -> str:
     Neither ε callback writes the other widget's key. Written there, the server's value of that widget ran
     ahead of the browser's, and a message the browser sent before drawing that run (the next fast key
     press) carried the old value back: Streamlit took it for a user's edit and called the other callback,
-    which put the settings, the slider and the link back to an older ε (three fast → on diamonds: thumb at
-    1.0, link at 1.58). Instead, a change from one widget renews the other under a new key, drawn from the
-    settings, and the browser's late reports under the old key are ignored (:func:`_retired`).
+    which put the settings, the slider and the link back to an older ε (three fast → from ε = 1 once left
+    the thumb at 1.0 and the link at 1.58). Instead, a change from one widget renews the other under a new
+    key, drawn from the settings, and a callback under a renewed key does nothing: it is the browser's late
+    report of a widget it has not yet replaced (the server may have dropped that key's value already, so
+    Streamlit calls it even for the value it last had), not the user's choice.
     """
     return f"{widget}_{ss.get('eps_renewals', {}).get(widget, 0)}"
 
@@ -57,15 +59,8 @@ def _renew(widget: str) -> None:
     renewals[widget] = renewals.get(widget, 0) + 1
 
 
-def _retired(key: str) -> bool:
-    """Whether ``key`` is an ε widget's key the app has renewed: its change is a browser's late report of
-    a widget it has not yet replaced, not the user's choice (the server may already have dropped that
-    key's value, so Streamlit calls its callback even for the value it last had)."""
-    return key != epsilon_key(key.rsplit("_", 1)[0])
-
-
 def _on_slider(key: str) -> None:
-    if _retired(key):
+    if key != epsilon_key("eps_slider"):
         return
     ss.pop("eps_error", None)
     state.set_config(epsilon=float(ss[key]))
@@ -74,7 +69,7 @@ def _on_slider(key: str) -> None:
 
 def _on_input(key: str) -> None:
     """A typed ε: used if the app allows it, else refused with a sentence (the box never clamps silently)."""
-    if _retired(key):
+    if key != epsilon_key("eps_input"):
         return
     error = C.epsilon_input_error(ss[key])
     if error:
