@@ -31,3 +31,13 @@ def no_errors(at) -> None:
     """The page drew no exception and no error box."""
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def eps_slider(at):
+    """The ε slider, found by its label: its key is renewed when the exact box sets ε (ui.widgets.epsilon_key)."""
+    return next(w for w in at.select_slider if w.label.startswith("Total privacy budget ε"))
+
+
+def eps_input(at):
+    """The exact-ε box, found by its label: its key is renewed when the slider moves (ui.widgets.epsilon_key)."""
+    return next(w for w in at.number_input if w.label.startswith("Total ε, exact"))

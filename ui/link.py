@@ -54,5 +54,9 @@ def write_link() -> None:
     params = core.share.config_params(cfg.__dict__, dataset=token)
     if not state.seeded():
         params.pop("seed", None)  # a run drawn from fresh randomness has no seed to name
-    if _params() != params:
+    # The browser sends its address with every rerun, and it can be older than the link last written here
+    # (the next key press left before that write arrived): equal to the new settings, that old address
+    # alone would have kept the write and left the address bar at the link written before.
+    if _params() != params or st.session_state.get("link_written") != params:
         st.query_params.from_dict(params)
+        st.session_state["link_written"] = params

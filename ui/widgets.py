@@ -39,21 +39,45 @@ def _on_method() -> None:
     ss["method_switched"] = True  # the next synthesis says which method it is running
 
 
-def _on_slider() -> None:
-    ss["eps_input"] = ss["eps_slider"]
+def epsilon_key(widget: str) -> str:
+    """The key of the ε ``widget`` ("eps_slider" or "eps_input") this run: its name and how often it was renewed.
+
+    Neither ε callback writes the other widget's key. Written there, the server's value of that widget ran
+    ahead of the browser's, and a message the browser sent before drawing that run (the next fast key
+    press) carried the old value back: Streamlit took it for a user's edit and called the other callback,
+    which put the settings, the slider and the link back to an older ε (three fast → from ε = 1 once left
+    the thumb at 1.0 and the link at 1.58). Instead, a change from one widget renews the other under a new
+    key, drawn from the settings, and a callback under a renewed key does nothing: it is the browser's late
+    report of a widget it has not yet replaced (the server may have dropped that key's value already, so
+    Streamlit calls it even for the value it last had), not the user's choice.
+    """
+    return f"{widget}_{ss.get('eps_renewals', {}).get(widget, 0)}"
+
+
+def _renew(widget: str) -> None:
+    renewals = ss.setdefault("eps_renewals", {})
+    renewals[widget] = renewals.get(widget, 0) + 1
+
+
+def _on_slider(key: str) -> None:
+    if key != epsilon_key("eps_slider"):
+        return
     ss.pop("eps_error", None)
-    state.set_config(epsilon=float(ss["eps_slider"]))
+    state.set_config(epsilon=float(ss[key]))
+    _renew("eps_input")
 
 
-def _on_input() -> None:
+def _on_input(key: str) -> None:
     """A typed ε: used if the app allows it, else refused with a sentence (the box never clamps silently)."""
-    error = C.epsilon_input_error(ss["eps_input"])
+    if key != epsilon_key("eps_input"):
+        return
+    error = C.epsilon_input_error(ss[key])
     if error:
         ss["eps_error"] = error
         return
     ss.pop("eps_error", None)
-    ss["eps_slider"] = C.nearest_epsilon_step(ss["eps_input"])
-    state.set_config(epsilon=float(ss["eps_input"]))
+    state.set_config(epsilon=float(ss[key]))
+    _renew("eps_slider")  # drawn again at the typed ε's nearest step
 
 
 def method_and_epsilon(cfg, *, after_method=None) -> tuple:
@@ -73,12 +97,13 @@ def method_and_epsilon(cfg, *, after_method=None) -> tuple:
         after_method(ss["method"])
     is_dp_method = chosen.is_dp
     options = {**chosen.defaults, **dict(cfg.params)} if cfg.method == ss["method"] else chosen.defaults
+    slider, box = epsilon_key("eps_slider"), epsilon_key("eps_input")
     st.select_slider("Total privacy budget ε of the release (log scale)", options=C.EPSILON_STEPS,
-                     value=start("eps_slider", C.nearest_epsilon_step(cfg.epsilon)), key="eps_slider",
-                     on_change=_on_slider, disabled=not is_dp_method)
+                     value=start(slider, C.nearest_epsilon_step(cfg.epsilon)), key=slider,
+                     on_change=_on_slider, args=(slider,), disabled=not is_dp_method)
     # No min/max: a typed value out of range is refused in words by _on_input instead of clamped unseen.
-    st.number_input(f"Total ε, exact ({C.EPSILON_MIN:g} to {C.EPSILON_MAX:g})", value=start("eps_input", cfg.epsilon),
-                    key="eps_input", format="%.4g", on_change=_on_input, disabled=not is_dp_method)
+    st.number_input(f"Total ε, exact ({C.EPSILON_MIN:g} to {C.EPSILON_MAX:g})", value=start(box, cfg.epsilon),
+                    key=box, format="%.4g", on_change=_on_input, args=(box,), disabled=not is_dp_method)
     if chosen.spends.kind == core.privacy.PER_RECORD and cfg.method == ss["method"]:
         # the option widgets (drawn below) may hold a value newer than the settings
         current = {k: ss.get(f"opt_{ss['method']}_{k}", v) for k, v in options.items()}

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import APP, eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
 
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py"]
@@ -62,10 +62,10 @@ def test_bad_upload_shows_one_sentence_and_keeps_previous_dataset(at, payload):
 def test_changing_epsilon_changes_ledger(at):
     at.switch_page("pages/synthesize.py").run()
     at.checkbox(key="fixed_seed").uncheck().run()  # fresh randomness: the run can be DP (issue 15)
-    at.number_input(key="eps_input").set_value(4.0).run()
+    eps_input(at).set_value(4.0).run()
     _no_errors(at)
     assert at.session_state["synth_config"].epsilon == 4.0
-    assert at.session_state["eps_slider"] == pytest.approx(3.98)  # nearest step of the log slider
+    assert eps_slider(at).value == pytest.approx(3.98)  # nearest step of the log slider
     # 1 < ε ≤ 10: a DP run shown as information, not as a green success (statement_tone).
     statements = [s.value.replace("\\", "") for s in at.info]  # drop Markdown escapes
     # e^4 = 54.598...: the ledger states the probability-ratio bound for the new ε.
@@ -77,7 +77,7 @@ def test_session_ledger_logs_the_total_epsilon_of_a_per_record_method(at):
     # Issue 15: the session ledger logged "pegs 0.1" for a synthesis whose own ledger said ε ≈ 2,200.
     at.switch_page("pages/synthesize.py").run()
     at.selectbox(key="method").set_value("pegs").run()
-    at.number_input(key="eps_input").set_value(2.0).run()
+    eps_input(at).set_value(2.0).run()
     _no_errors(at)
     entry = at.session_state["session_log"][-1]
     assert (entry["method"], entry["epsilon_total"]) == ("pegs", pytest.approx(2.0, rel=1e-12))
@@ -92,12 +92,12 @@ def test_statement_tone_follows_seed_and_epsilon(at):
     assert any("reproducible exploration, not DP" in w.value.replace("\\", "") for w in at.warning)
     assert not at.success
     at.checkbox(key="fixed_seed").uncheck().run()
-    at.number_input(key="eps_input").set_value(20.0).run()
+    eps_input(at).set_value(20.0).run()
     _no_errors(at)
     assert not at.success
     text = [w.value.replace("\\", "") for w in at.warning]
     assert any(f"e^ε = {math.exp(20):,.0f}: the guarantee is very weak" in t for t in text), text
-    at.number_input(key="eps_input").set_value(0.5).run()
+    eps_input(at).set_value(0.5).run()
     assert any(f"e^ε = {math.exp(0.5):,.2f}" in s.value.replace("\\", "") for s in at.success)
     # The seed is nowhere in the link of a fresh-randomness run.
     assert "seed" not in at.query_params
@@ -121,9 +121,9 @@ def test_synthesize_widgets_default_to_the_session_values(at):
 
 def test_slider_moves_exact_input(at):
     at.switch_page("pages/synthesize.py").run()
-    at.select_slider(key="eps_slider").set_value(10.0).run()
+    eps_slider(at).set_value(10.0).run()
     _no_errors(at)
-    assert at.session_state["eps_input"] == 10.0
+    assert eps_input(at).value == 10.0
     assert at.session_state["synth_config"].epsilon == 10.0
 
 
@@ -228,7 +228,7 @@ def test_method_options_reach_the_synthesis(at):
     _no_errors(at)
     # The slider is the release's total ε for every method (issue 15); the per-record unit follows the
     # method in the caption beside it: a block of B records for block PeGS.
-    assert at.select_slider(key="eps_slider").label == "Total privacy budget ε of the release (log scale)"
+    assert eps_slider(at).label == "Total privacy budget ε of the release (log scale)"
     assert any("per block of 10 synthetic records" in c.value for c in at.caption)
     at.number_input(key="opt_pegs_rs_block").set_value(5).run()
     _no_errors(at)

@@ -3,6 +3,7 @@
 import pytest
 
 import dpsynth_core as core
+from tests.conftest import eps_input
 from tests.conftest import no_errors as _no_errors
 
 
@@ -11,7 +12,7 @@ from tests.conftest import no_errors as _no_errors
 def test_synthesize_page_shows_the_forecast_and_the_suggestion(at):
     at.switch_page("pages/synthesize.py").run()
     _no_errors(at)
-    method, eps = at.session_state["method"], float(at.session_state["eps_input"])
+    method, eps = at.session_state["method"], float(eps_input(at).value)
     captions = [c.value for c in at.caption]
     df, schema = core.load_bundled("penguins")
     expected = core.forecast(method, schema, eps, None)

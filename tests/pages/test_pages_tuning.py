@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import dpsynth_core as core
+from tests.conftest import eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
 
 
@@ -27,7 +28,7 @@ def test_synthesize_shows_the_headline_readout_and_it_follows_epsilon(at):
     _no_errors(at)
     for eps in (1.0, 0.1):
         if eps != 1.0:
-            at.select_slider(key="eps_slider").set_value(eps).run()
+            eps_slider(at).set_value(eps).run()
             _no_errors(at)
         ds, cfg, train, result = _rebuilt(at)
         assert cfg.epsilon == eps
@@ -72,16 +73,16 @@ def test_readout_bars_are_the_column_distances_largest_first():
 def test_compare_and_risk_have_the_method_and_epsilon_of_synthesize(at):
     at.switch_page("pages/compare.py").run()
     _no_errors(at)
-    at.select_slider(key="eps_slider").set_value(5.01).run()
+    eps_slider(at).set_value(5.01).run()
     _no_errors(at)
     assert at.session_state["synth_config"].epsilon == 5.01
     at.switch_page("pages/risk.py").run()
-    assert at.select_slider(key="eps_slider").value == 5.01  # the same state, drawn again
+    assert eps_slider(at).value == 5.01  # the same state, drawn again
     at.selectbox(key="method").set_value("dirichlet").run()
     _no_errors(at)
     at.switch_page("pages/synthesize.py").run()
     _no_errors(at)
-    assert at.selectbox(key="method").value == "dirichlet" and at.select_slider(key="eps_slider").value == 5.01
+    assert at.selectbox(key="method").value == "dirichlet" and eps_slider(at).value == 5.01
     assert at.session_state["synth_config"].method == "dirichlet"
 
 
@@ -90,11 +91,11 @@ def test_compare_and_risk_have_the_method_and_epsilon_of_synthesize(at):
                                           (-1.0, "must be positive")])
 def test_a_typed_epsilon_out_of_range_is_refused_in_words(at, typed, words):
     at.switch_page("pages/synthesize.py").run()
-    at.number_input(key="eps_input").set_value(typed).run()
+    eps_input(at).set_value(typed).run()
     assert not at.exception
     shown = at.error[0].value.replace("\\", "")  # drop the Markdown escapes of show_error
     assert len(at.error) == 1 and words in shown and "keep ε = 1." in shown
     assert at.session_state["synth_config"].epsilon == 1.0  # the settings keep their earlier ε
-    at.number_input(key="eps_input").set_value(2.0).run()  # a valid value clears the sentence
+    eps_input(at).set_value(2.0).run()  # a valid value clears the sentence
     _no_errors(at)
     assert at.session_state["synth_config"].epsilon == 2.0

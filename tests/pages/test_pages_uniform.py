@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import APP
+from tests.conftest import APP, eps_input
 from tests.conftest import no_errors as _no_errors
 
 
@@ -20,7 +20,7 @@ def at():
 def test_uniform_is_picked_on_synthesize_and_its_ledger_follows_its_declaration(at):
     at.switch_page("pages/synthesize.py").run()
     at.selectbox(key="method").set_value("uniform").run()
-    at.number_input(key="eps_input").set_value(2.0).run()
+    eps_input(at).set_value(2.0).run()
     _no_errors(at)
     # No row count declared: the whole ε = 2 pays for the noisy count; seeded, so exploration.
     entry = at.session_state["session_log"][-1]

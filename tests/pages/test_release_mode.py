@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
 from dpsynth_core.report import internal_report_html, public_report_html, release_statement, session_total
-from tests.conftest import APP
+from tests.conftest import APP, eps_input
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def test_release_mode_computes_nothing_until_the_release_is_run(at):
 def test_release_run_logs_spending_and_package_matches_settings(at):
     # Explore twice first (ε = 1, then ε = 2), then release at ε = 2 with a declared row count.
     at.switch_page("pages/synthesize.py").run()
-    at.number_input(key="eps_input").set_value(2.0).run()
+    eps_input(at).set_value(2.0).run()
     at.checkbox(key="n_declared").check().run()
     at.number_input(key="n_rows").set_value(120).run()
     # AppTest drops the sidebar after switch_page, so set the mode as its radio's callback would.
@@ -74,7 +74,7 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     assert "Disclosure risk" in internal and "Median DCR" in internal and "Exact copies" in internal
     # Done at these settings: the button waits for a change; a change enables it again.
     assert at.button(key="run_release").disabled
-    at.number_input(key="eps_input").set_value(1.0).run()
+    eps_input(at).set_value(1.0).run()
     assert not at.button(key="run_release").disabled
 
 
