@@ -29,7 +29,7 @@ import plotly.graph_objects as go
 
 from . import plots, risk
 from .metric_info import MetricContext, metrics, section_estimates, section_title, sections
-from .privacy import ledger_steps_table
+from .privacy import ledger_steps_table, ratio_text
 from .release import format_number, public_ledger, release_files, zip_bytes
 from .schema import FIELDS, Schema, schema_table
 from .synth import Synthesis
@@ -208,8 +208,8 @@ def risk_section(real: pd.DataFrame, synthesis: Synthesis, *, holdout: pd.DataFr
         "measure": ["ε", "δ", "e^ε (bound on the probability ratio)"],
         "value": [format_number(formal.epsilon) if formal.is_dp else "none (not DP)",
                   format_number(formal.delta) if formal.is_dp else "n/a",
-                  "n/a" if not formal.is_dp else (f"{formal.exp_epsilon:,.2f}" if np.isfinite(formal.exp_epsilon)
-                                                  else "more than 10^300")]}))]
+                  "n/a" if not formal.is_dp else ratio_text(
+                      formal.exp_epsilon if np.isfinite(formal.exp_epsilon) else None, formal.epsilon)]}))]
     figures, estimates = [], []
     keys = [k for k in schema.keys if k in used]
     options = [c for c in used if c not in keys]

@@ -3,9 +3,9 @@
 
 from .budget import KINDS, NONE, PER_RECORD, TOTAL, Budget, Plan
 from .ledger import (SEEDED_REASON, Step, build_ledger, dp_but_for_seed, ledger_steps_table, log_entry,
-                     privacy_statement, statement_tone, sweep_log_entry)
+                     privacy_statement, ratio_text, statement_tone, sweep_log_entry)
 from .mechanisms import Gaussian, Geometric, Laplace, Mechanism, Public
 
 __all__ = ["KINDS", "NONE", "PER_RECORD", "TOTAL", "Budget", "Plan", "SEEDED_REASON", "Step", "build_ledger",
-           "dp_but_for_seed", "ledger_steps_table", "log_entry", "privacy_statement", "statement_tone",
+           "dp_but_for_seed", "ledger_steps_table", "log_entry", "privacy_statement", "ratio_text", "statement_tone",
            "sweep_log_entry", "Gaussian", "Geometric", "Laplace", "Mechanism", "Public"]

@@ -190,18 +190,30 @@ def statement_tone(ledger: dict) -> str:
     return "success" if eps <= STRONG_EPSILON else "info" if eps <= WEAK_EPSILON else "warning"
 
 
+def ratio_text(ratio: float | None, epsilon: float) -> str:
+    """e^ε as people read it: two decimals below 100, whole numbers with thousands separators below 10^12,
+    then "3.04 × 10^34" (ε = 79.4 printed 35 digits, cut off in the ledger's tile); ``None`` (e^ε overflows a
+    float, ε ≥ 700) is named by ε."""
+    if ratio is None:
+        return f"e^{epsilon:g}, more than 10^300"
+    if ratio < 100:
+        return f"{ratio:,.2f}"
+    if ratio < 1e12:
+        return f"{ratio:,.0f}"
+    mantissa, exponent = f"{ratio:.2e}".split("e")
+    return f"{float(mantissa):g} × 10^{int(exponent)}"
+
+
 def privacy_statement(ledger: dict) -> str:
     """The ledger in plain words, for people."""
     if not ledger["is_dp"]:
         return (f"This synthesis is not differentially private: {'; '.join(ledger['not_dp_reasons'])}. "
                 "It carries no formal privacy guarantee.")
     eps = ledger["epsilon_total"]
-    ratio = ledger["exp_epsilon"]  # None when e^ε overflows a float (ε ≥ 700)
-    ratio_text = f"{ratio:,.2f}" if ratio is not None and ratio < 100 else \
-        f"{ratio:,.0f}" if ratio is not None else f"e^{eps:g}, more than 10^300"
+    ratio = ratio_text(ledger["exp_epsilon"], eps)
     text = (f"This synthesis satisfies {ledger['dp_label']} (neighbouring datasets: {ledger['neighbouring']}): "
             f"adding or removing any one person's record changes the probability of any output "
-            f"by at most a factor e^ε = {ratio_text}. {strength_words(eps, ratio_text)}")
+            f"by at most a factor e^ε = {ratio}. {strength_words(eps, ratio)}")
     if ledger.get("spends") == NONE and eps == 0:
         text += (" The method spent no ε: its output is drawn from the declared public domain and row count "
                  "alone, so it reveals nothing about the data, and keeps nothing of it either.")

@@ -23,7 +23,7 @@ import dpsynth_core.privacy.mechanisms as mech
 from dpsynth_core import release, to_csv_bytes
 from dpsynth_core.rumap import ru_map
 from dpsynth_core.schema import Schema
-from dpsynth_core.privacy import statement_tone
+from dpsynth_core.privacy import ratio_text, statement_tone
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from dpsynth_core.privacy import NONE, SEEDED_REASON
 from dpsynth_core.synth.encoding import column_domain, encode_column
@@ -175,6 +175,15 @@ def test_statement_grades_its_tone_and_says_what_e_to_the_epsilon_means():
             assert f"e^ε = {math.exp(eps):,.0f}: the guarantee is very weak" in led["statement"]
     assert tones == {0.5: "success", 5.0: "info", 10.5: "warning", 20.0: "warning"}
     assert statement_tone({"is_dp": False, "epsilon_total": None}) == "warning"
+
+
+def test_e_to_the_epsilon_is_written_as_people_read_it():
+    # By hand: e^0.5 = 1.6487 → 1.65; e^5 = 148.41 → 148; e^20 = 485,165,195.4 → 485,165,195;
+    # e^79.4 = 10^(79.4 / ln 10) = 10^34.483 = 3.04 × 10^34 (35 digits in the ledger's tile before);
+    # past ε ≈ 709 e^ε overflows a float and the ledger holds None.
+    assert [ratio_text(math.exp(e), e) for e in (0.5, 5.0, 20.0, 79.4)] == \
+        ["1.65", "148", "485,165,195", "3.04 × 10^34"]
+    assert ratio_text(None, 800.0) == "e^800, more than 10^300"
 
 
 def test_implicates_wording_says_m_times_n_records_at_epsilon_over_m():
