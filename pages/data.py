@@ -116,6 +116,7 @@ edited = st.data_editor(
     table.style.apply(_highlight, axis=1),
     key=f"schema_editor_{ds.fingerprint[:12]}_{version}",
     hide_index=True,
+    placeholder="",  # a bound or list that does not apply (a category's bounds) is blank, not "None"
     height=min(36 * (len(table) + 1) + 4, 720),  # every row of a 13+ column table without scrolling
     disabled=["column", NOTE, "missing", "reason"],
     column_config={
