@@ -66,6 +66,7 @@ class Headline:
     def figures(self) -> list[tuple[str, str, float]]:
         """(metric name, label, value) in display order: utility first, then risk."""
         return [(n, METRICS[n].label, float(v)) for n, v in self.values.items()]
+
     def by_column(self) -> pd.DataFrame:
         """The per-column distances as the readout's bar table shows them: ``column`` and ``distance``, largest
         first; a column with no distance (none applies to it) is left out."""

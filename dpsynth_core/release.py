@@ -87,8 +87,8 @@ def public_ledger(ledger: dict, schema: Schema, *, session: tuple[int, float] | 
     if session is not None:
         runs, total = session
         out["session"] = {"dp_syntheses_on_this_data": int(runs), "epsilon_spent_in_all": float(total),
-                          "composition": "sequential: the ε of the session's syntheses with DP methods on the same data add up "
-                                          "(a run with a fixed seed carries no guarantee)"}
+                          "composition": "sequential: the ε of the session's syntheses with DP methods on the "
+                                         "same data add up (a run with a fixed seed carries no guarantee)"}
     return _tidy(out)
 
 

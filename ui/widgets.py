@@ -237,7 +237,8 @@ def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
                  f"ε = {ledger['epsilon_per_record']:.4g} per {ledger.get('record_unit') or 'synthetic record'} "
                  f"for {ledger['n_rows']:,} records (sequential composition), plus the row count if it was "
                  "not declared.")
-        b.metric("e^ε (probability-ratio bound)", core.privacy.ratio_text(ledger["exp_epsilon"], ledger["epsilon_total"]))
+        b.metric("e^ε (probability-ratio bound)",
+                 core.privacy.ratio_text(ledger["exp_epsilon"], ledger["epsilon_total"]))
         c.metric("δ", f"{ledger['delta']:g}")
     if ledger["steps"]:
         st.dataframe(core.ledger_steps_table(ledger), hide_index=True, placeholder="")  # no "None" cells

@@ -660,11 +660,10 @@ class _NearestGower:
         """L1 distance from each record (its numeric coordinates and ungrouped codes) to the nearest
         record of group g; inf (the tree) or a distance of at least bound (measured outright) where
         none is below bound."""
-        group = slice(self.starts[g], self.starts[g + 1])
-        size = self.starts[g + 1] - self.starts[g]
         if not (len(self.numeric) or len(self.free)):  # every column is grouped: within a group all agree
             return np.zeros(len(numeric))
-        if g not in self.trees and len(numeric) * size <= BRUTE_FORCE_PAIRS:
+        group = slice(self.starts[g], self.starts[g + 1])
+        if g not in self.trees and len(numeric) * (group.stop - group.start) <= BRUTE_FORCE_PAIRS:
             return _l1_nearest(numeric, codes, self.numeric[:, group], self.codes[:, group], 0.5 / self.p)
         if g not in self.trees:
             # Median splits stall on tied coordinates (one-hot values, repeated

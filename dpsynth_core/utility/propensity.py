@@ -348,7 +348,8 @@ def _newton_logit(X: np.ndarray, t: np.ndarray, *, stop_if_separated: bool = Fal
         if stop_if_separated and _separates(eta, t):
             return intercept, coef, "separated"
         prob = expit(eta)
-        gradient = np.r_[np.mean(prob - t), (prob - t) @ X / n]
+        residual = prob - t
+        gradient = np.r_[residual.mean(), residual @ X / n]
         if np.max(np.abs(gradient)) <= _LOGIT_TOL:
             return intercept, coef, "converged"
         w = prob * (1.0 - prob)
@@ -382,7 +383,8 @@ def _log_loss(eta: np.ndarray, t: np.ndarray) -> float:
 
 
 def _damped_solve(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-    """H⁻¹g by Cholesky; if H is singular in floating point, (H + μ·mean(diag H)·I)⁻¹g with the smallest μ that works."""
+    """H⁻¹g by Cholesky; if H is singular in floating point, (H + μ·mean(diag H)·I)⁻¹g with the smallest μ
+    that works."""
     scale = float(np.mean(np.diag(hessian)))
     for damping in (0.0, *(10.0 ** -k for k in range(12, 0, -2))):
         try:
