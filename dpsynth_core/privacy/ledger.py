@@ -43,6 +43,8 @@ class Step:
     detail: str = ""
     repeats: int = 1
     implicate: int | None = None
+    #: ρ of a zCDP step (its ε and δ then say how the run's ρ was converted; see .accounting)
+    rho: float | None = None
 
     @property
     def total_epsilon(self) -> float:

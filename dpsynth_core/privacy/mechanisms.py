@@ -333,24 +333,6 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """The largest ρ whose ρ-zCDP guarantee implies (ε, δ)-DP (Bun & Steinke 2016, Prop. 1.3).
-
-    ρ-zCDP gives (ρ + 2√(ρ ln(1/δ)), δ)-DP for every δ > 0; solving
-    ρ + 2√(ρ L) = ε for √ρ gives √ρ = √(L + ε) − √L with L = ln(1/δ).
-    """
-    epsilon = check_epsilon(epsilon)
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    log_term = math.log(1 / delta)
-    return (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2
-
-
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """ε of the (ε, δ)-DP guarantee implied by ρ-zCDP: ρ + 2√(ρ ln(1/δ))."""
-    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
-
-
 # -- mechanisms as objects ---------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 from .. import constraints
-from ..privacy.mechanisms import geometric_variance, zcdp_rho
+from ..privacy.accounting import zcdp_rho
+from ..privacy.mechanisms import geometric_variance
 from .base import Forecast
 from .encoding import column_domain
 

@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import constraints
 from ..privacy import TOTAL, Budget, Step
-from ..privacy.mechanisms import zcdp_epsilon, zcdp_rho
+from ..privacy.accounting import zcdp_epsilon, zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode
@@ -319,7 +319,7 @@ def _ledger_steps(columns, epsilon, delta, rho, rhos, one: dict, edges, eps0, tr
     """The three zCDP steps, each with its share of ε and δ in proportion to its ρ."""
     d = len(columns)
     shares = [epsilon * r / rho for r in rhos]
-    conversion = (f"zCDP: ρ = {rho:.4g} is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε "
+    conversion = (f"zCDP: ρ = {rho:.4g} is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε "
                   f"(= {zcdp_epsilon(rho, delta):.4g}, δ = {delta:g}); each step's ε and δ are its share "
                   "of ρ times the total")
     refined = [c for c, r in zip(columns, one["refined"]) if r]

@@ -27,7 +27,7 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from dpsynth_core.privacy.mechanisms import zcdp_epsilon, zcdp_rho
+from dpsynth_core.privacy.accounting import zcdp_epsilon, zcdp_rho
 from dpsynth_core.privacy import dp_but_for_seed
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
