@@ -18,6 +18,7 @@ def _on_bundled():
         state.set_bundled(ss["bundled_choice"])
         ss.pop("upload_error", None)
         ss.pop("schema_error", None)
+        ss.pop("pending_link", None)  # another dataset chosen: a link's file is no longer awaited
 
 
 def _on_upload():

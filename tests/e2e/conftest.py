@@ -28,13 +28,14 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _serve(log_name: str):
-    """The app as ``streamlit run`` starts it, on a free local port; yields its URL."""
-    port = _free_port()
+def _serve(log_name: str, port: int | None = None):
+    """The app as ``streamlit run serve.py`` (scripts/run.sh) starts it, on ``port`` or a free local one; yields
+    its URL."""
+    port = port or _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -105,9 +106,13 @@ def page(browser, server):
 
 
 def wait_idle(pg) -> None:
-    """Wait until the script has finished its rerun and nothing is stale."""
+    """Wait until the script has finished its rerun and nothing is stale.
+
+    With selectors only: the app's Content-Security-Policy forbids evaluating a string as script, which
+    is how Playwright's wait_for_function polls its predicate.
+    """
     pg.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]")
-    pg.wait_for_function("document.querySelectorAll('[data-stale=true]').length === 0")
+    pg.locator("[data-stale=true]").first.wait_for(state="detached")  # until no element is stale
     pg.wait_for_timeout(300)
     pg.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]")
 
