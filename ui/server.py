@@ -1,5 +1,5 @@
-"""Process-wide set-up: uploads kept in memory, freed memory returned to the system, closed sessions ended,
-and the security headers of every response.
+"""Process-wide set-up: uploads kept in memory, freed memory returned to the system, closed sessions ended, page
+runs' garbage collected, and the security headers of every response.
 
 Importing this module applies the set-up once per server process (the launcher, serve.py, imports it before
 the server starts; ``ui.state`` imports it too, and every session runs app.py, which imports ``ui.state``,
@@ -16,6 +16,7 @@ import contextlib
 import gc
 import hashlib
 import logging
+import os
 import re
 import sys
 import threading
@@ -133,11 +134,61 @@ def trim_heaps() -> None:
         pass  # not glibc: its allocator's own policy applies
 
 
+#: Growth of the server's resident memory since the watcher last looked at it past which it collects.
+COLLECT_AFTER_GROWTH = 64 * 2**20
+
+
+def resident_bytes() -> int:
+    """This process's resident memory (Linux's /proc; 0 elsewhere, where nothing is then collected)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class GrowthCollector:
+    """Collect the cyclic garbage and trim the heaps once the server's memory has grown by
+    :data:`COLLECT_AFTER_GROWTH` since the last time: called after every page run (``ui.errors.run_page``)
+    and by the watcher every 2 s (for the runs of a fragment, such as Synthesize's controls).
+
+    A page run on a large table leaves its frames (the split rows, the measures' inputs) as garbage in a
+    reference cycle: the page's module namespace holds the page's functions, which hold the namespace.
+    With ``runner.postScriptGC`` off (``.streamlit/config.toml`` says why) only a full collection frees them,
+    which Python's collector may not run for a long time, and glibc keeps the heap pages freed under
+    them: on a 675,000 × 12 upload the server held 1,193 MiB after the Risk page where 657 MiB were live
+    (bench/bench_memory.py). A rerun on a class's tables grows the memory by far less than the threshold,
+    so their runs never pay for a collection (~0.1 s holding the interpreter); a large table's pages take
+    seconds, beside which it is small.
+    """
+
+    def __init__(self) -> None:
+        self.base = resident_bytes()
+        self.lock = threading.Lock()
+
+    def __call__(self, since: int | None = None) -> bool:
+        """Collect if the memory grew past the threshold since the last collection, or since ``since``
+        (a page run's start: a collection by the watcher during the run saw the run's data still in use)."""
+        with self.lock:  # one collection at a time, from whichever thread sees the growth first
+            now = resident_bytes()
+            if now - min(self.base, now if since is None else since) <= COLLECT_AFTER_GROWTH:
+                self.base = min(self.base, now)  # memory given back (a session ended): growth counts from there
+                return False
+            gc.collect()
+            trim_heaps()
+            self.base = resident_bytes()
+            return True
+
+
+collect_if_grown = GrowthCollector()  # the server's one, for the pages and the watcher
+
+
 _WATCHING = threading.Event()  # set once the watcher runs: one per server process
 
 
 def watch_closed_sessions(period: float = 2.0) -> None:
-    """End closed sessions within ``period`` seconds of their reconnect time passing, for the server's life.
+    """End closed sessions within ``period`` seconds of their reconnect time passing, and collect what page
+    runs left once the memory has grown (:class:`GrowthCollector`), for the server's life.
 
     Once per server process, from whichever comes first once Streamlit's runtime has started: the
     launcher's lifespan (:func:`lifespan`) or the first session's import of this module; nothing under
@@ -156,6 +207,7 @@ def watch_closed_sessions(period: float = 2.0) -> None:
             time.sleep(period)
             try:
                 end_closed_sessions(runtime._session_mgr, loop)
+                collect_if_grown()
             except RuntimeError:
                 if loop.is_closed():  # the server stopped
                     return
