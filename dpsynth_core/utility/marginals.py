@@ -504,8 +504,9 @@ def compare_columns(
     columns = check_pair(real, synth)
     kinds = column_kinds([real, synth], columns, categorical=categorical)
     # One column at a time: its samples are read and sorted once for KS, moments and notes, then dropped.
-    # Held for every column at once they took 16 bytes a row per numeric column, 120 MiB of the Compare
-    # page's peak on a 675,000 × 12 table (bench/bench_memory.py). The tables and notes come out as whole.
+    # Held for every column at once they took 16 bytes a row per numeric column and dataset, 144 MiB on a
+    # 675,000-row table with 7 numeric columns (bench/bench_memory.py measures the Compare page). The
+    # tables and notes come out the same, in the same order.
     distances, moments, notes, gaps = [], [], [], []
     for col, kind in kinds.items():
         samples = _samples(real, synth, {col: kind})

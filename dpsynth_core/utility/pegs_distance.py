@@ -75,9 +75,9 @@ def shared_codes(a: pd.Series, b: pd.Series, *, numeric: bool, bins: int) -> tup
     Returns ``(codes_a, codes_b, n_levels)``; missing (and infinite) values
     get a level of their own, the last one. The codes are of the smallest
     unsigned integer type that holds ``n_levels`` (one byte for up to 256
-    levels): a summary holds two of them per column at once, eight times
-    less than as machine integers (on a 675,000 × 12 table the Compare
-    page's peak fell by 80 MiB; bench/bench_memory.py).
+    levels): a summary holds two of them per column at once, 124 MiB as
+    machine integers for a 675,000 × 12 table and its synthesis, 15.5 MiB
+    as bytes (bench/bench_memory.py measures the Compare page).
     """
     if not numeric:
         # Each sample coded on its own (a code another measure of the same summary may already hold),
