@@ -545,8 +545,9 @@ class DPSequentialRegression(Synthesizer):
         return y
 
     def generate(self, measured, *, epsilon, n, rng, bins, cat_bins, max_cells, order=None, log_scale=True,
-                 max_predictors=None, numeric_weight=1.0):
-        noisy, steps = self.noisy_statistics(measured, epsilon=epsilon, rng=rng, numeric_weight=numeric_weight)
+                 max_predictors=None, numeric_weight=1.0, noise=None):
+        noise = rng if noise is None else noise
+        noisy, steps = self.noisy_statistics(measured, epsilon=epsilon, rng=noise, numeric_weight=numeric_weight)
         values = self.sample(measured, noisy, n=n, rng=rng)
         originals = measured[3] if len(measured) > 3 else {}
         for c, col in originals.items():  # back from the log scale (post-processing)
