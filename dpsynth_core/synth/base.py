@@ -80,10 +80,15 @@ class Synthesizer:
         the options alone: it never sees the data. None: no forecast of its own."""
         return None
 
-    def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
+    def refuse(self, schema: Schema, columns: list[str], n: int | None, **params) -> str | None:
         """One sentence saying why this method cannot handle the data, or None.
 
-        Called before any work is done (no data is read).
+        Called before any work is done, with the public facts only: the schema, the declared number
+        of synthetic rows ``n`` (None when it is not declared: it will be a noisy count, up to
+        ``constraints.MAX_SYNTH_ROWS``) and the options. Never the data, its row count or any value:
+        a refusal that changed between n and n + 1 confidential rows would itself leak, so a DP
+        method that cannot bound its work without the data's size must work in pieces instead. The
+        sentence quotes no count or value of the data.
         """
         return None
 
@@ -215,7 +220,8 @@ def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, 
                          else "A Dask DataFrame needs a declared schema: its domains cannot be read off the data.")
     schema = schema if dask else schema_of(df, schema)
     params = synth.resolve(params)
-    refusal = synth.refuse(schema, schema.used, len(df), **params)
+    # a DP method's refusal sees no count of the data (Synthesizer.refuse); the synthetic n is not known here
+    refusal = synth.refuse(schema, schema.used, None if synth.is_dp else len(df), **params)
     if refusal:
         raise MethodRefused(refusal)
     return synth.measure(df, schema, schema.used, **params) if dask else _measured(synth, df, schema, schema.used, params)
@@ -340,7 +346,10 @@ def synthesize(
 
     params = synth.resolve(params)
     kept = [c for c in used if c not in targets]
-    refusal = synth.refuse(schema, targets, n if n is not None else len(df), **params)
+    # A DP run's refusal sees public facts only (Synthesizer.refuse); a run that is not DP (a method that
+    # is not, or a partial synthesis, which keeps the rows) releases len(df) rows anyway.
+    refusal_n = n if n is not None else None if synth.is_dp and not kept else len(df)
+    refusal = synth.refuse(schema, targets, refusal_n, **params)
     if refusal:
         raise MethodRefused(refusal)
 
