@@ -108,11 +108,8 @@ LEARN_COMPOSITION_COLUMNS = (("diamonds", "carat"), ("diamonds", "price"), ("pen
 # Default ε grid of the risk-utility sweep (log-spaced).
 RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 # The sweep scores every point on samples, their sizes shown on the map (columns propensity_rows, dcr_rows):
-# the propensity fit on this many stacked rows (half PROPENSITY_HEADLINE_ROWS: the fit was 0.7 s of a 1.2 s
-# point on diamonds, 0.45 s at 5,000) and the median DCR over this many confidential records, the same
-# records for every point (0.4 s for diamonds' 53,940, 0.12 s for 10,000). Together they halve a point's
-# measures (bench/bench_sweep.py, figures in the README).
-RU_PROPENSITY_ROWS = 5_000
+# the headline discriminator's (PMSE_RATIO_ROWS) and the median DCR over this many confidential records, the
+# same records for every point (0.4 s for diamonds' 53,940, 0.12 s for 10,000; bench/bench_sweep.py).
 RU_DCR_ROWS = 10_000
 # The R-U map's choices: replicates per point (1 to this many) and the shares of rows it may hold out.
 RU_MAX_REPLICATES = 20
@@ -174,10 +171,18 @@ def parse_epsilon_grid(text: str) -> list[float]:
         raise ValueError("The ε grid is empty; type at least one value, such as 0.1, 1, 10.")
     return sorted(set(values))
 
-# The headline discriminator (logit with all pairwise interactions) is fitted
-# on at most this many stacked rows, drawn at random and shown to the user,
-# so a slider move stays under a second on the diamonds table.
-PROPENSITY_HEADLINE_ROWS = 10_000
+# "pMSE ratio" is one figure on every page (issue 31): the headline discriminator, a logit with all pairwise
+# interactions, fitted on at most this many rows of each table, drawn at random. The ratio of a synthesis that
+# loses structure grows with the rows fitted (MST on diamonds at ε = 1: 4.7 on 1,000 + 1,000 rows, 7.8 on
+# 2,500 + 2,500, 13.8 on 5,000 + 5,000), so one sample size keeps one verdict; 1,000 keeps a move of the ε
+# slider fast (0.11 s of CPU for the fit on diamonds).
+PMSE_RATIO_ROWS = 1_000
+# Its reading: under PMSE_RATIO_GOOD the synthesis is hard to tell apart, under PMSE_RATIO_ACCEPTABLE usable,
+# above it the discriminator sees clearly what the synthesis lost (thresholds for PMSE_RATIO_ROWS rows).
+PMSE_RATIO_GOOD, PMSE_RATIO_ACCEPTABLE = 3.0, 10.0
+# The Compare page's other discriminators (CART, main effects, held-out scoring) are fitted on at most this many
+# stacked rows, drawn at random and shown; their figures carry the discriminator's name, not "pMSE ratio".
+PROPENSITY_DETAIL_ROWS = 10_000
 
 # Share of ε a DP synthesis spends on a noisy row count when the number of
 # synthetic rows is not declared (the exact count is not public under

@@ -33,7 +33,7 @@ from ..metric_info import Metric, register
 from .design import Design, column_kinds, independent_columns, main_effect_count, propensity_design
 from .univariate import ks_statistic
 
-__all__ = ["PropensityResult", "propensity_metrics"]
+__all__ = ["PropensityResult", "headline_propensity", "propensity_metrics", "sample_rows"]
 
 _MODELS = ("logit", "cart")
 
@@ -65,8 +65,10 @@ register(
         lower=0.0,
         upper=float("inf"),
         best=1.0,
-        reading="pMSE ratio 1 means indistinguishable; under 3 is good, under 10 acceptable "
-        "(pMSE over its expected value when the synthesis keeps all the model can see).",
+        reading=f"pMSE ratio 1 means indistinguishable; under {constraints.PMSE_RATIO_GOOD:g} is good, under "
+        f"{constraints.PMSE_RATIO_ACCEPTABLE:g} acceptable (pMSE over its expected value when the synthesis keeps "
+        f"all the model can see; logistic with pairwise interactions on {constraints.PMSE_RATIO_ROWS:,} rows of "
+        "each table).",
         section="propensity",
         compute=lambda ctx: fitted(ctx).pmse_ratio,
         # A ratio of 1 read off a 0/0 (no split anywhere) carries its note beside the value.
@@ -108,13 +110,40 @@ register(
 
 
 def fitted(ctx) -> "PropensityResult":
-    """The propensity fit the four metrics share: logistic with pairwise interactions on at most
-    ``ctx.options["propensity_rows"]`` stacked rows (default ``PROPENSITY_HEADLINE_ROWS``), columns entered
-    by dtype (a caller holding another fit, the Compare page's chosen discriminator, puts it in
-    ``ctx.shared["propensity"]``)."""
-    rows = ctx.options.get("propensity_rows", constraints.PROPENSITY_HEADLINE_ROWS)
-    return ctx.cached("propensity", lambda: propensity_metrics(ctx.real, ctx.synth, interactions=True,
-                                                               seed=ctx.seed, max_rows=rows))
+    """The propensity fit the four metrics share: the headline discriminator (:func:`headline_propensity`),
+    on at most ``ctx.options["propensity_rows_each"]`` rows of each table (default
+    ``constraints.PMSE_RATIO_ROWS``), columns entered by dtype. A caller holding another fit (the Compare
+    page's chosen discriminator) puts it in ``ctx.shared["propensity"]``. Columns are categorical as the
+    schema declares them (by dtype without a schema)."""
+    rows = ctx.options.get("propensity_rows_each", constraints.PMSE_RATIO_ROWS)
+    return ctx.cached("propensity", lambda: headline_propensity(ctx.real, ctx.synth, seed=ctx.seed,
+                                                                categorical=ctx.categorical, rows_each=rows))
+
+
+def sample_rows(df: pd.DataFrame, k: int, rng: np.random.Generator) -> pd.DataFrame:
+    """At most ``k`` rows of ``df``, drawn at random without replacement, in their original order."""
+    if len(df) <= k:
+        return df
+    return df.iloc[np.sort(rng.choice(len(df), size=k, replace=False))]
+
+
+def headline_propensity(real: pd.DataFrame, synth: pd.DataFrame, *, seed: int | np.random.Generator | None,
+                        categorical: Iterable[str] | None = None,
+                        rows_each: int = constraints.PMSE_RATIO_ROWS) -> "PropensityResult":
+    """The discriminator behind every figure called "pMSE ratio" (the Synthesize readout, Compare's headline,
+    the R-U map, the reports): logistic with all pairwise interactions on at most ``rows_each`` rows of each
+    table, drawn at random by ``seed`` (the same seed, tables and ``categorical`` give the same figure on every
+    page; the pages pass the schema's categorical columns).
+
+    >>> import pandas as pd
+    >>> real = pd.DataFrame({"a": [0.0, 1, 2, 3] * 50, "b": list("xyxy") * 50})
+    >>> headline_propensity(real, real, seed=0, rows_each=100).n_used  # 100 rows of each table
+    200
+    """
+    rng = np.random.default_rng(seed)
+    rs, ss = sample_rows(real, rows_each, rng), sample_rows(synth, rows_each, rng)
+    return propensity_metrics(rs, ss, interactions=True, seed=rng, categorical=categorical,
+                              max_rows=len(rs) + len(ss))
 
 
 @dataclass(frozen=True)

@@ -232,14 +232,16 @@ def test_throwaway_metrics_left_no_trace():
 
 
 def test_options_set_the_shared_fits_row_cap(data):
-    # The sweep may ask for a cheaper propensity fit: the cap reaches the one fit the four metrics share.
+    # A caller may ask for a cheaper propensity fit: the cap (rows of each table) reaches the one fit the four
+    # metrics share; by default it is the headline's PMSE_RATIO_ROWS of each table.
     train, _, synth, roles = data
-    ctx = MetricContext(train, synth, schema=roles[0], seed=0, options={"propensity_rows": 200})
+    ctx = MetricContext(train, synth, schema=roles[0], seed=0, options={"propensity_rows_each": 100})
     METRICS["pmse_ratio"].value(ctx)
     assert ctx.shared["propensity"].n_used == 200 < len(train) + len(synth)
     full = MetricContext(train, synth, schema=roles[0], seed=0)
     METRICS["pmse_ratio"].value(full)
-    assert full.shared["propensity"].n_used == len(train) + len(synth)
+    cap = core.constraints.PMSE_RATIO_ROWS
+    assert full.shared["propensity"].n_used == min(len(train), cap) + min(len(synth), cap)
 
 
 def test_options_set_the_records_the_median_dcr_measures(data):
