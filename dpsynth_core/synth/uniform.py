@@ -30,6 +30,7 @@ class Uniform(Synthesizer):
                    "the data: ε = 0 with a declared row count (otherwise ε pays for a noisy count). Keeps "
                    "nothing: the floor any DP method should beat.")
     partitioned = True  # reads no data at all
+    rank = 100  # the floor: after every DP method that keeps something
 
     def forecast(self, schema, epsilon, n=None, **params):
         return Forecast("Keeps nothing of the data: every column is uniform over its declared domain, with no "
