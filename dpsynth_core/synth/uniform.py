@@ -16,8 +16,9 @@ the bottom-left anchor of the risk-utility map, as bootstrap is the top-right.
 from __future__ import annotations
 
 from ..privacy import NONE, Budget, Public
-from .base import Forecast, Synthesizer, register
+from .base import Synthesizer, register
 from .encoding import column_domain, decode_column
+from .forecasting import Forecast
 
 
 @register
