@@ -139,8 +139,9 @@ def test_compare_tiles_match_core(at):
     _no_errors(at)
     ds, cfg = at.session_state["dataset"], at.session_state["synth_config"]
     synth = core.synthesize(ds.df, cfg.method, epsilon=cfg.epsilon, schema=ds.schema, seed=cfg.seed)
-    prop = core.propensity_metrics(ds.df[ds.schema.used], synth.data[ds.schema.used], interactions=True,
-                                   seed=cfg.seed)
+    cats = [c for c in ds.schema.used if ds.schema[c].kind == "categorical"]  # year is declared categorical
+    prop = core.utility.headline_propensity(ds.df[ds.schema.used], synth.data[ds.schema.used], seed=cfg.seed,
+                                            categorical=cats)
     shown = {m.label: m.value for m in at.metric}
     assert shown[core.METRICS["pmse_ratio"].label] == f"{prop.pmse_ratio:.4g}"
     assert shown[core.METRICS["auc"].label] == f"{prop.auc:.4g}"
