@@ -125,6 +125,13 @@ def _use(args, df, purpose: str) -> Use:
     return Use(Path(args.data).name, fingerprint(df), purpose=purpose, source="cli")
 
 
+def _recorded(store: LedgerStore, use: Use) -> None:
+    """Say on stderr where the command's uses of the data were recorded, and what the dataset's totals are now."""
+    lines = store.totals(use.fingerprint, use.dataset).lines()
+    print(f"dpsynth: recorded in the ledger {store.path}; on {use.dataset} in all: {lines[0]}; {lines[2]}.",
+          file=sys.stderr)
+
+
 def _split(df, holdout: float):
     """(rows synthesized, rows held out): each record held out by a fresh secret coin, as the app does."""
     return split_holdout(df, holdout)
@@ -163,7 +170,8 @@ def cmd_synthesize(args) -> None:
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
     cfg = _settings(args)
-    _, _, result = _synthesize(df, schema, cfg, use=_use(args, df, "exploration"), store=_store(args))
+    use, store = _use(args, df, "exploration"), _store(args)
+    _, _, result = _synthesize(df, schema, cfg, use=use, store=store)
     out = Path(args.output)
     if len(result.implicates) == 1:
         _write(out, to_csv_bytes(result.data))
@@ -173,6 +181,7 @@ def cmd_synthesize(args) -> None:
     _write(Path(args.ledger) if args.ledger else out.with_suffix(".ledger.json"), release.ledger_bytes(result.ledger))
     _write(out.with_suffix(".settings.json"), settings_json(cfg).encode("utf-8"))
     print(result.ledger["statement"], file=sys.stderr)
+    _recorded(store, use)
 
 
 def cmd_sweep(args) -> None:
@@ -181,10 +190,10 @@ def cmd_sweep(args) -> None:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     epsilons = constraints.parse_epsilon_grid(args.epsilons)
     metrics = list(dict.fromkeys([*UTILITY_COLUMNS, *RISK_COLUMNS, args.x, args.y]))
+    use, store = _use(args, df, "sweep point"), _store(args)
     with on_scheduler(args.scheduler), _ProgressBar() as bar:
         table = ru_map(df, methods, epsilons, reps=args.reps, seed=args.seed, schema=schema, metrics=metrics,
-                       holdout=args.holdout, progress=bar, n_jobs=args.n_jobs,
-                       use=_use(args, df, "sweep point"), store=_store(args))
+                       holdout=args.holdout, progress=bar, n_jobs=args.n_jobs, use=use, store=store)
     out = Path(args.output)
     _write(out, to_csv_bytes(table))
     fig = plots.ru_figure(table, args.x, args.y)
@@ -193,6 +202,7 @@ def cmd_sweep(args) -> None:
     if args.seed is None:
         print("dpsynth: note: each point's seed is in the table; pass --seed to repeat this sweep exactly.",
               file=sys.stderr)
+    _recorded(store, use)
 
 
 def cmd_release(args) -> None:
@@ -213,6 +223,7 @@ def cmd_release(args) -> None:
             dataset_name=use.dataset, fingerprint=use.fingerprint, real=train, synthesis=result, totals=totals,
             holdout=held))
     print(report.release_statement(result.ledger, totals), file=sys.stderr)
+    _recorded(store, use)
 
 
 def cmd_ledger(args) -> None:

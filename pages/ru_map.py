@@ -112,7 +112,7 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
                                    metrics=tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS,
                                                                 *core.rumap.RISK_COLUMNS, x, y])),
                                    holdout=float(holdout), scheduler=scheduler)
-    except (core.DataError, core.MethodRefused, ValueError) as err:
+    except (core.DataError, core.MethodRefused, ValueError, core.LedgerError) as err:
         bar.empty()
         cancel_slot.empty()  # nothing runs any more
         errors.show_error(str(err))

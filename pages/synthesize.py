@@ -85,16 +85,14 @@ def controls(ds, cfg) -> None:
 
 def holdout_control(cfg) -> None:
     """The holdout: one visible setting, here alone (Risk may propose one; the ledger and the sidebar show it)."""
-    def changed() -> None:
-        state.set_config(holdout=round(float(ss["holdout_share"]), 2) if ss["holdout_on"] else 0.0)
-
-    st.checkbox("Hold out rows from the synthesizer (Risk compares them with the rows it saw)",
-                value=start("holdout_on", cfg.holdout > 0), key="holdout_on", on_change=changed,
-                help="Each row is held out by a fresh secret coin with this probability. The synthesis on every "
-                     "page, the release too, then uses the other rows only; its ledger states the share.")
-    st.slider("Share of rows held out", C.RISK_HOLDOUT_MIN, C.RISK_HOLDOUT_MAX,
-              value=start("holdout_share", cfg.holdout or C.RISK_HOLDOUT_DEFAULT), step=C.RISK_HOLDOUT_STEP,
-              key="holdout_share", disabled=not ss["holdout_on"], on_change=changed)
+    steps = round((C.RISK_HOLDOUT_MAX - C.RISK_HOLDOUT_MIN) / C.RISK_HOLDOUT_STEP)
+    shares = sorted({0.0, cfg.holdout, *(round(C.RISK_HOLDOUT_MIN + i * C.RISK_HOLDOUT_STEP, 2) for i in range(steps + 1))})
+    st.selectbox("Rows held out from the synthesizer (Risk compares them with the rows it saw)", shares,
+                 index=shares.index(start("holdout", cfg.holdout)), key="holdout",
+                 format_func=lambda s: f"{s:.0%} of the rows" if s else "none: every row is used",
+                 on_change=lambda: state.set_config(holdout=float(ss["holdout"])),
+                 help="Each row is held out by a fresh secret coin with this probability. The synthesis on every "
+                      "page, the release too, then uses the other rows only; its ledger states the share.")
 
 
 def release_run() -> None:

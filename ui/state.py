@@ -166,5 +166,4 @@ def set_holdout(share: float) -> None:
     """Hold out ``share`` of the rows (0: none) from every synthesis, the release's too: the setting Synthesize
     shows. Its widgets start again from the settings (a callback of another page calls this)."""
     set_config(holdout=round(float(share), 2))
-    for key in ("holdout_on", "holdout_share"):
-        st.session_state.pop(key, None)
+    st.session_state.pop("holdout", None)

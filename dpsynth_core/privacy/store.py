@@ -40,6 +40,7 @@ import math
 import os
 import secrets
 import sqlite3
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,10 @@ BUSY_TIMEOUT_S = 60.0
 #: Relative slack of the cap's comparison: a sum of ε in floating point (0.1 + 0.2) must not pass a cap it meets.
 CAP_SLACK = 1e-9
 SCHEMA_VERSION = "1"
+# Files this process has set up (tables, key, WAL): each is set up once, not on every handle (the app makes one
+# per page run), unless it disappears.
+_PREPARED: set[Path] = set()
+_PREPARING = threading.Lock()
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -125,14 +130,18 @@ def entry_rho(ledger: dict) -> float | None:
 
 @dataclass(frozen=True)
 class Entry:
-    """One computation on a dataset, as the store records it (the :class:`Use` says whose and why)."""
+    """One computation on a dataset, as the store records it (the :class:`Use` says whose and why).
+
+    ``is_dp`` has no default: a DP entry left unmarked would drop out of the totals, a look without a
+    guarantee marked DP would pass for one.
+    """
 
     method: str
     epsilon: float | None
+    is_dp: bool
     delta: float = 0.0
     rho: float | None = None
     seeded: bool = False
-    is_dp: bool = False
     rows: int | None = None
     holdout: float = 0.0
 
@@ -281,7 +290,7 @@ class LedgerStore:
 
     Each call opens its own connection, so one store object may serve the app's sessions (threads)
     and the file may be shared by processes. The file, its folder and the secret key are created on
-    first use.
+    first use (once per process and file).
 
     Parameters
     ----------
@@ -291,7 +300,6 @@ class LedgerStore:
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path).expanduser() if path is not None else default_path()
-        self._ready = False
 
     def __repr__(self) -> str:
         return f"LedgerStore({str(self.path)!r})"
@@ -301,8 +309,11 @@ class LedgerStore:
     @contextmanager
     def _connect(self):
         try:
-            if not self._ready:
-                self._create()
+            with _PREPARING:
+                where = self.path.absolute()
+                if where not in _PREPARED or not where.exists():
+                    self._create()
+                    _PREPARED.add(where)
             con = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as err:
             raise self._error("opened", err) from None
@@ -336,7 +347,6 @@ class LedgerStore:
             con.execute("COMMIT")
         finally:
             con.close()
-        self._ready = True
 
     def _key(self, con, fingerprint: str) -> str:
         """The keyed fingerprint of a dataset (HMAC-SHA-256 under the store's secret key)."""

@@ -101,8 +101,7 @@ def test_the_ledger_page_shows_the_stores_table_downloads_it_and_sets_the_cap(at
 
 def test_the_holdout_is_one_setting_on_synthesize_shown_in_the_ledger_and_the_sidebar(at, ledger_store):
     at.switch_page("pages/synthesize.py").run()
-    at.checkbox(key="holdout_on").check().run()
-    at.slider(key="holdout_share").set_value(0.3).run()
+    at.selectbox(key="holdout").set_value(0.3).run()
     no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.3
     assert "30% of rows held out" in at.sidebar.text[-2].value

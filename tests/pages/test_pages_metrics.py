@@ -92,9 +92,9 @@ def test_risk_page_proposes_a_holdout_on_a_large_enough_table_and_never_sets_it_
     assert "undecided without held-out records" not in summary
     # The one setting is on Synthesize, where the proposal shows, and where it is taken back.
     at.switch_page("pages/synthesize.py").run()
-    assert at.checkbox(key="holdout_on").value and at.slider(key="holdout_share").value == 0.2
+    assert at.selectbox(key="holdout").value == 0.2
     assert any("Rows held out from the synthesizer: 20%" in c.value for c in at.caption)  # in the ledger too
-    at.checkbox(key="holdout_on").uncheck().run()
+    at.selectbox(key="holdout").set_value(0.0).run()
     no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.0
     at.switch_page("pages/risk.py").run()

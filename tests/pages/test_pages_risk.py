@@ -77,19 +77,17 @@ def test_fully_synthetic_page_shows_key_match_measures_with_references(at):
         assert rows[-1] == "original data released as is" and any(r.startswith("baseline:") for r in rows)
 
 
-def _hold_out(at, share: float | None = None):
-    """Tick Synthesize's holdout (the one place it is set), at ``share`` if given, then open Risk."""
+def _hold_out(at, share: float = 0.2):
+    """Hold out ``share`` of the rows on Synthesize (the one place it is set), then open Risk."""
     at.switch_page("pages/synthesize.py").run()
-    at.checkbox(key="holdout_on").check().run()
-    if share is not None:
-        at.slider(key="holdout_share").set_value(share).run()
+    at.selectbox(key="holdout").set_value(share).run()
     at.switch_page("pages/risk.py").run()
 
 
 def test_holdout_control_reruns_synthesis_and_adds_membership_inference(at):
     _hold_out(at)
     _no_errors(at)
-    assert at.session_state["synth_config"].holdout == 0.2  # 20% by default
+    assert at.session_state["synth_config"].holdout == 0.2
     ds, cfg, train, held, synth = _expected_inputs(at)
     # One coin per record (issue 15): the two sides partition the 344 penguins, and the held-out count is
     # Binomial(344, 0.2): mean 68.8, sd 7.4, so 4 sd = 30 rows of slack.
@@ -106,9 +104,7 @@ def test_holdout_control_reruns_synthesis_and_adds_membership_inference(at):
     _no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.3
     assert any("30% of the rows are held out" in c.value for c in at.caption)
-    at.switch_page("pages/synthesize.py").run()
-    at.checkbox(key="holdout_on").uncheck().run()
-    at.switch_page("pages/risk.py").run()
+    _hold_out(at, 0.0)
     _no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.0
     assert "Membership inference AUC" not in _metrics(at)
