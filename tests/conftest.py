@@ -1,8 +1,6 @@
-"""Shared fixtures: the app's path, the app under AppTest, a clean Streamlit cache and a ledger store of its
-own per test."""
+"""Shared fixtures: the app's path, the app under AppTest and a clean Streamlit cache per test (each test's own
+ledger store: the repository's conftest.py)."""
 
-import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,19 +8,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 DATA = ROOT / "data"
-
-# No test may write to the user's real ledger store (dpsynth_core.privacy.store): from the first import on, the
-# default store is a file of this test session's own, which servers and commands started by tests inherit.
-_SESSION_STORE = tempfile.mkdtemp(prefix="dpsynth-ledger-")
-os.environ["DPSYNTH_LEDGER"] = os.path.join(_SESSION_STORE, "ledger.sqlite3")
-
-
-@pytest.fixture(autouse=True)
-def ledger_store(tmp_path_factory, monkeypatch):
-    """Each test's own empty ledger store (the default store of the calls and commands it makes); its path."""
-    path = tmp_path_factory.mktemp("ledger") / "ledger.sqlite3"
-    monkeypatch.setenv("DPSYNTH_LEDGER", str(path))
-    return path
 
 
 @pytest.fixture(autouse=True)
