@@ -26,7 +26,8 @@ from .utility import (association_fit, column_distances, combine_implicates, cor
 
 __all__ = [
     "BUNDLED", "KINDS", "METRICS", "SYNTHESIZERS",
-    "BudgetExceeded", "ColumnSchema", "DataError", "LedgerError", "MethodRefused", "Metric", "MetricContext", "Schema", "Synthesis",
+    "BudgetExceeded", "ColumnSchema", "DataError", "LedgerError", "MethodRefused", "Metric", "MetricContext",
+    "Schema", "Synthesis",
     "attribute_inference", "distance_risk", "formal_risk", "key_match_disclosure", "match_risk",
     "sample_uniqueness", "unique_reproduction", "wilson_interval",
     "ci_overlap", "ecdf_data", "exact_copy_share", "fingerprint", "gower_dcr", "histogram_data",

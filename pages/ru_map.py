@@ -57,8 +57,8 @@ st.caption(
 
 source = st.radio("Sweep on", ["the confidential data", "a public look-alike file"], horizontal=True,
                   key="ru_source", help="Every synthesis of the confidential data in a sweep is a use of it that "
-                  "no DP guarantee covers, and is recorded in the ledger. A public file with the same columns is the clean "
-                  "alternative: tune ε on it, then release once.")
+                  "no DP guarantee covers, and is recorded in the ledger. A public file with the same columns is "
+                  "the clean alternative: tune ε on it, then release once.")
 public = source != "the confidential data"
 if public:
     sweep_df = measures.public_lookalike(st.file_uploader("Public look-alike CSV (same columns)", type=["csv", "txt"],

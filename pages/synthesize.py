@@ -86,7 +86,8 @@ def controls(ds, cfg) -> None:
 def holdout_control(cfg) -> None:
     """The holdout: one visible setting, here alone (Risk may propose one; the ledger and the sidebar show it)."""
     steps = round((C.RISK_HOLDOUT_MAX - C.RISK_HOLDOUT_MIN) / C.RISK_HOLDOUT_STEP)
-    shares = sorted({0.0, cfg.holdout, *(round(C.RISK_HOLDOUT_MIN + i * C.RISK_HOLDOUT_STEP, 2) for i in range(steps + 1))})
+    shares = sorted({0.0, cfg.holdout,
+                     *(round(C.RISK_HOLDOUT_MIN + i * C.RISK_HOLDOUT_STEP, 2) for i in range(steps + 1))})
     st.selectbox("Rows held out from the synthesizer (Risk compares them with the rows it saw)", shares,
                  index=shares.index(start("holdout", cfg.holdout)), key="holdout",
                  format_func=lambda s: f"{s:.0%} of the rows" if s else "none: every row is used",

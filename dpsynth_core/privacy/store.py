@@ -273,8 +273,8 @@ def cap_refusal(totals: Totals, entry: Entry, *, meanwhile: bool = False) -> str
         "Refused before reading the data: this run"
     return (f"{when} would bring what is spent on {totals.dataset} to "
             f"ε = {_num(after.reported_epsilon)}, δ = {after.delta:.3g}, past its cap of ε = {_num(cap.epsilon)}, "
-            f"δ = {cap.delta:.3g} (ε = {_num(totals.reported_epsilon)}, δ = {totals.delta:.3g} spent so far); lower ε "
-            "or δ, or raise the cap if the data's owners allow it.")
+            f"δ = {cap.delta:.3g} (ε = {_num(totals.reported_epsilon)}, δ = {totals.delta:.3g} spent so far); "
+            "lower ε or δ, or raise the cap if the data's owners allow it.")
 
 
 def _as_entries(totals: Totals) -> list[dict]:
@@ -425,9 +425,12 @@ class LedgerStore:
         return out
 
     def _totals(self, con, dataset: int) -> Totals:
-        _, name, cap_e, cap_d = con.execute("SELECT id, name, cap_epsilon, cap_delta FROM datasets WHERE id = ?",
-                                            (dataset,)).fetchone()
-        return compose(self._rows(con, dataset), dataset=name,
+        name, cap_e, cap_d = con.execute("SELECT name, cap_epsilon, cap_delta FROM datasets WHERE id = ?",
+                                         (dataset,)).fetchone()
+        # Only the columns the totals need: the sidebar reads them on every run of a page.
+        keys = ("purpose", "epsilon", "delta", "rho", "is_dp", "seeded")
+        rows = con.execute(f"SELECT {', '.join(keys)} FROM entries WHERE dataset = ?", (dataset,)).fetchall()
+        return compose([dict(zip(keys, row)) for row in rows], dataset=name,
                        cap=None if cap_e is None else Cap(cap_e, cap_d or 0.0))
 
     def entries(self, fingerprint: str | None = None) -> list[dict]:

@@ -67,7 +67,8 @@ def test_release_run_records_spending_and_package_matches_settings(at, ledger_st
     assert ledger["method"] == "independent" and ledger["epsilon_total"] == 2.0 and ledger["seed"] is None
     # What the store holds on the data travels with the release: the release, and the three looks.
     spent = ledger["spent_on_this_data"]
-    assert (spent["dp_computations"], spent["epsilon"], spent["delta"], spent["looks_without_guarantee"]) == (1, 2, 0, 3)
+    assert (spent["dp_computations"], spent["epsilon"], spent["delta"], spent["looks_without_guarantee"]) == \
+        (1, 2, 0, 3)
     assert "cap" not in spent
     # The public report names the method and the spend, but no fingerprint of the confidential data.
     assert ds.fingerprint not in report and ds.fingerprint[:12] not in report and "SHA-256" not in report
@@ -87,8 +88,8 @@ def test_release_run_records_spending_and_package_matches_settings(at, ledger_st
 
 def test_release_statement_states_the_dp_total_and_the_looks_apart():
     def entry(purpose, eps, is_dp, seeded=False, delta=0.0):
-        return {"purpose": purpose, "epsilon": eps, "delta": delta, "rho": None if delta or eps is None else eps ** 2 / 2,
-                "is_dp": is_dp, "seeded": seeded}
+        rho = None if delta or eps is None else eps ** 2 / 2
+        return {"purpose": purpose, "epsilon": eps, "delta": delta, "rho": rho, "is_dp": is_dp, "seeded": seeded}
 
     totals = compose([entry("exploration", 1.0, True), entry("exploration", 3.0, False, seeded=True),
                       entry("exploration", None, False), entry("release", 0.5, True, delta=1e-7)])

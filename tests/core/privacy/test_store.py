@@ -86,7 +86,8 @@ def test_an_entry_of_a_synthesis_holds_its_figures_and_nothing_of_the_data(pengu
     # By hand: 8 modelled columns, ε = 1 split equally, pure ε: ρ = 8 · (1/8)² / 2 = 1/16.
     assert len(schema.used) == 8
     assert (e["purpose"], e["method"], e["epsilon"], e["delta"], e["seeded"], e["is_dp"], e["rows"], e["holdout"],
-            e["source"], e["name"]) == ("release", "independent", 1.0, 0.0, False, True, 300, 0.1, "test", "penguins.csv")
+            e["source"], e["name"]) == ("release", "independent", 1.0, 0.0, False, True, 300, 0.1, "test",
+                                        "penguins.csv")
     assert e["rho"] == pytest.approx(1 / 16, rel=1e-12)
     # No value of the data anywhere in the file: every number and text of the table is absent.
     raw = ledger_store.read_bytes() + b"".join(p.read_bytes() for p in ledger_store.parent.glob("*-wal"))
@@ -181,8 +182,8 @@ def test_the_cap_refuses_a_dp_run_in_one_sentence_before_the_data_are_read(pengu
     assert counted.calls == 0 and len(store.entries()) == 2
     assert str(refused.value) == (
         "Refused before reading the data: this run would bring what is spent on penguins.csv to ε = 3, δ = 1e-06, "
-        "past its cap of ε = 2.5, δ = 1e-05 (ε = 2, δ = 1e-06 spent so far); lower ε or δ, or raise the cap if the "
-        "data's owners allow it.")
+        "past its cap of ε = 2.5, δ = 1e-05 (ε = 2, δ = 1e-06 spent so far); lower ε or δ, or raise the cap if "
+        "the data's owners allow it.")
     # What fits is run; a seeded look is no DP run and is not refused, but counted apart.
     core.synthesize(df, "independent", epsilon=0.5, schema=schema, use=use)
     core.synthesize(df, "independent", epsilon=5.0, schema=schema, seed=1, use=use)
