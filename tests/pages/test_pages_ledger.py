@@ -151,3 +151,16 @@ def test_an_app_session_and_the_command_line_writing_200_entries_each_at_once_lo
     assert min(times["app"]) < max(times["cli"]) and min(times["cli"]) < max(times["app"])
     # The app's bundled penguins and the command line's penguins.csv are the same content: one dataset.
     assert len({e["dataset"] for e in found}) == 1
+
+
+def test_a_store_that_cannot_be_written_shows_one_sentence_and_no_synthesis(tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("DPSYNTH_LEDGER", str(tmp_path / "afile" / "ledger.sqlite3"))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("pages/synthesize.py").run()
+    assert not at.exception
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert said and all(s.startswith(f"The privacy ledger {tmp_path}/afile/ledger.sqlite3 could not be opened")
+                        for s in said)
+    # Nothing computed on the data is shown: no preview, no download.
+    assert not at.dataframe and not at.get("download_button")
