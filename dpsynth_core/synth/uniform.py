@@ -16,8 +16,9 @@ the bottom-left anchor of the risk-utility map, as bootstrap is the top-right.
 from __future__ import annotations
 
 from ..privacy import NONE, Budget, Public
-from .base import Forecast, Synthesizer, register
+from .base import Synthesizer, register
 from .encoding import column_domain, decode_column
+from .forecasting import Forecast
 
 
 @register
@@ -30,6 +31,7 @@ class Uniform(Synthesizer):
                    "the data: ε = 0 with a declared row count (otherwise ε pays for a noisy count). Keeps "
                    "nothing: the floor any DP method should beat.")
     partitioned = True  # reads no data at all
+    rank = 100  # the floor: after every DP method that keeps something
 
     def forecast(self, schema, epsilon, n=None, **params):
         return Forecast("Keeps nothing of the data: every column is uniform over its declared domain, with no "
@@ -38,7 +40,7 @@ class Uniform(Synthesizer):
     def measure(self, df, schema, columns):
         return [(c, column_domain(schema[c], 1)) for c in columns]  # the public domains, not the data
 
-    def generate(self, measured, *, epsilon, n, rng):
+    def generate(self, measured, *, epsilon, n, rng, noise=None):  # reads no data: no privacy noise to draw
         values, steps = {}, []
         for c, domain in measured:
             draw = Public(size=domain.size)
