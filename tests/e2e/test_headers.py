@@ -115,6 +115,10 @@ def test_every_page_runs_in_chromium_with_no_csp_violation(browser, server, tmp_
         with pg.expect_download() as download:
             pg.locator(".modebar-btn[data-title='Download plot as a PNG']").first.click()
         assert download.value.suggested_filename.endswith(".png")
+        go(pg, "Ledger")
+        with pg.expect_download() as download:
+            pg.get_by_test_id("stDownloadButton").filter(has_text="Download the ledger").get_by_role("button").click()
+        assert download.value.suggested_filename.endswith(".csv")
         go(pg, "Learn")
         pg.locator(".js-plotly-plot").first.wait_for()
         violations = pg.evaluate("window.__violations")
