@@ -156,8 +156,8 @@ class GrowthCollector:
     reference cycle: the page's module namespace holds the page's functions, which hold the namespace.
     With ``runner.postScriptGC`` off (``.streamlit/config.toml`` says why) only a full collection frees them,
     which Python's collector may not run for a long time, and glibc keeps the heap pages freed under
-    them: on a 675,000 × 12 upload the server held 1,193 MiB after the Risk page where 657 MiB were live
-    (bench/bench_memory.py). A rerun on a class's tables grows the memory by far less than the threshold,
+    them: on a 675,000 × 12 upload the server held 1,193 MiB after the Risk page, where the same pages in one
+    process held 657 MiB once collected and trimmed (bench/bench_memory.py). A rerun on a class's tables grows the memory by far less than the threshold,
     so their runs never pay for a collection (~0.1 s holding the interpreter); a large table's pages take
     seconds, beside which it is small.
     """
