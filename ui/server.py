@@ -157,9 +157,9 @@ class GrowthCollector:
     With ``runner.postScriptGC`` off (``.streamlit/config.toml`` says why) only a full collection frees them,
     which Python's collector may not run for a long time, and glibc keeps the heap pages freed under
     them: on a 675,000 × 12 upload the server held 1,193 MiB after the Risk page, where the same pages in one
-    process held 657 MiB once collected and trimmed (bench/bench_memory.py). A rerun on a class's tables grows the memory by far less than the threshold,
-    so their runs never pay for a collection (~0.1 s holding the interpreter); a large table's pages take
-    seconds, beside which it is small.
+    process held 657 MiB once collected and trimmed (bench/bench_memory.py). A rerun on a class's tables
+    grows the memory by far less than the threshold, so their runs never pay for a collection (~0.1 s
+    holding the interpreter); a large table's pages take seconds, beside which it is small.
     """
 
     def __init__(self) -> None:
