@@ -54,7 +54,8 @@ def test_a_restart_is_said_and_the_upload_made_again_takes_the_address_settings(
     assert "The settings in the address bar now apply to mine.csv." in _infos(at)
     assert RESTARTED not in _infos(at)
     # The address now names the upload by this process's token, with the same settings.
-    fresh = share.dataset_token("upload", "mine.csv", core.fingerprint(core.load_csv(io.BytesIO(core.to_csv_bytes(TABLE)))))
+    loaded = core.load_csv(io.BytesIO(core.to_csv_bytes(TABLE)))
+    fresh = share.dataset_token("upload", "mine.csv", core.fingerprint(loaded))
     assert _params(at) == {**link, "data": fresh} and share.made_here(fresh)
 
 
