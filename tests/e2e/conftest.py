@@ -84,13 +84,15 @@ RUN_WATCH = """
 """
 
 #: True once the run for the page's last request has finished for good and the page shows its result:
-#: Streamlit's own flag says no script runs and no element is left stale from an earlier run. With
+#: Streamlit's own flag says no script runs, no element is left stale from an earlier run, and no element
+#: still shows the placeholder drawn while its code loads (``stSkeleton``: Streamlit loads each kind of
+#: element's code the first time the page needs it). With
 #: ``fresh`` it also needs a request sent since the last wait, so an action whose request leaves late
 #: (an upload is sent first, then its rerun) is waited for, not missed.
 _IDLE = """(fresh) => {
   const runs = window.__runs, app = document.querySelector('[data-testid=stApp]');
   return !!runs && !!app && runs.done && runs.started_for === runs.requests && (!fresh || runs.requests > runs.waited)
-    && app.getAttribute('data-test-script-state') === 'notRunning' && !document.querySelector('[data-stale=true]');
+    && app.getAttribute('data-test-script-state') === 'notRunning' && !document.querySelector('[data-stale=true], [data-testid=stSkeleton]');
 }"""
 
 
@@ -212,7 +214,8 @@ def _state(pg) -> dict:
     """What :func:`wait_idle` looks at, for a failure's message."""
     return pg.evaluate("""() => ({...window.__runs, held: (window.__runs || {held: []}).held.length,
         script: document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state'),
-        stale: document.querySelectorAll('[data-stale=true]').length})""")
+        stale: document.querySelectorAll('[data-stale=true]').length,
+        loading: document.querySelectorAll('[data-testid=stSkeleton]').length})""")
 
 
 def wait_server(pg, *, finished: bool = True) -> None:
