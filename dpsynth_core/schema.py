@@ -1,7 +1,7 @@
 """What is public about a dataset: each column's kind and domain.
 
 A differentially private synthesis may only clip and bin against bounds and
-category lists that are public (METHODS.md §1). :func:`infer_schema` reads
+category lists that are public (docs/methods.md#neighbours-and-what-is-public). :func:`infer_schema` reads
 them off the data so a user can start at once, but marks each one
 ``derived``: a synthesis that relies on a derived domain is labelled "not DP".
 Declaring the domain (:meth:`Schema.from_dict`, or editing the table on the

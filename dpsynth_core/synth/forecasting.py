@@ -4,7 +4,7 @@ Each says, before any run, how much noise the method adds against how much
 signal the data can carry, as one sentence and a level ("good", "fair",
 "poor": expect near-uniform or noise-dominated output, "unknown": n is not
 declared). None of them reads the data. The formulas are each method's own
-(METHODS.md §2); the thresholds are rules of thumb stated next to each, checked
+(docs/methods.md#forecasts); the thresholds are rules of thumb stated next to each, checked
 against the benchmark in bench/bench_seed_methods.py.
 
 ε is the total budget: when n is not declared a DP run first spends

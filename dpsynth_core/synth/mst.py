@@ -1,7 +1,7 @@
 """MST: noisy 1-way marginals, a privately chosen spanning tree of 2-way marginals.
 
-McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge, as
-METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun & Steinke 2016):
+McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge (docs/methods.md#mst), with our
+own budget split, in zero-concentrated DP (Bun & Steinke 2016):
 
 1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``constraints.MST_RHO_SHARES``)
    20% to the 1-way marginals, 5% to choosing the tree and 75% to the tree's

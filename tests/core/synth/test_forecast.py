@@ -1,7 +1,7 @@
 """Utility forecasts, the suggested method, the method order and the best DP method (issue 18, 3b and 4).
 
 Every forecast here is called with a schema built from a dict and no data at all, so it cannot read
-the data; its numbers are recomputed below from the methods' formulas (METHODS.md §2).
+the data; its numbers are recomputed below from the methods' formulas (docs/methods.md#synthesizers).
 """
 
 from __future__ import annotations
