@@ -57,8 +57,10 @@ def _upload(pg, path, expect: str | None = None):
         pg.get_by_text(expect).wait_for(timeout=60_000)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def private_server():
+    """One server for both tests, apart from the session's (its log is searched): the first test's upload
+    only adds to what the second searches the log for."""
     with _serve("streamlit-privacy.log") as url:
         yield url, SERVER_PIDS[url], ARTIFACTS / "streamlit-privacy.log"
 
