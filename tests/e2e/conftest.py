@@ -32,20 +32,25 @@ SERVER_PIDS: dict[str, int] = {}  # url -> the server's process id, for tests th
 #: (``script_finished``) ends it, its status 2 (FINISHED_EARLY_FOR_RERUN) meaning another run follows (a
 #: newer request or ``st.rerun``). ``window.__runs`` holds: ``requests`` sent; ``started_for``, the requests
 #: sent when the last run started (equal to ``requests``: that run started after every request sent);
-#: ``done``, whether the last run has finished for good (not to be followed by another); ``waited``, the requests already waited for by :func:`wait_idle`. While ``hold`` is true the
-#: page's own code gets no message from the server (they queue in ``held`` until ``release()``): the page
-#: then draws nothing of the runs the server makes, as a slow browser or network would, while the counts
-#: above still follow the server.
+#: ``done``, whether the last run has finished for good (not to be followed by another); ``waited``, the
+#: requests already waited for by :func:`wait_idle`. While ``hold`` is true the page's own code gets no
+#: message from the server (they queue in ``held`` until ``release()``): the page then draws nothing of the
+#: runs the server makes, as a slow browser or network would, while the counts above still follow the server.
 RUN_WATCH = """
 (() => {
   const runs = window.__runs = {requests: 0, started_for: 0, done: true, waited: 0,
                                 hold: false, held: []};
   runs.release = () => { runs.hold = false; for (const deliver of runs.held.splice(0)) deliver(); };
   const fields = (data) => {
-    const b = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const b = data instanceof ArrayBuffer ? new Uint8Array(data)
+      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     const out = [];
     let i = 0;
-    const varint = () => { let v = 0, scale = 1, x; do { x = b[i++]; v += (x & 127) * scale; scale *= 128; } while (x & 128); return v; };
+    const varint = () => {
+      let v = 0, scale = 1, x;
+      do { x = b[i++]; v += (x & 127) * scale; scale *= 128; } while (x & 128);
+      return v;
+    };
     while (i < b.length) {
       const tag = varint(), wire = tag % 8;
       let value = null;
@@ -86,13 +91,14 @@ RUN_WATCH = """
 #: True once the run for the page's last request has finished for good and the page shows its result:
 #: Streamlit's own flag says no script runs, no element is left stale from an earlier run, and no element
 #: still shows the placeholder drawn while its code loads (``stSkeleton``: Streamlit loads each kind of
-#: element's code the first time the page needs it). With
-#: ``fresh`` it also needs a request sent since the last wait, so an action whose request leaves late
-#: (an upload is sent first, then its rerun) is waited for, not missed.
+#: element's code the first time the page needs it). With ``fresh`` it also needs a request sent since the
+#: last wait, so an action whose request leaves late (an upload is sent first, then its rerun) is waited
+#: for, not missed.
 _IDLE = """(fresh) => {
   const runs = window.__runs, app = document.querySelector('[data-testid=stApp]');
   return !!runs && !!app && runs.done && runs.started_for === runs.requests && (!fresh || runs.requests > runs.waited)
-    && app.getAttribute('data-test-script-state') === 'notRunning' && !document.querySelector('[data-stale=true], [data-testid=stSkeleton]');
+    && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !document.querySelector('[data-stale=true], [data-testid=stSkeleton]');
 }"""
 
 
