@@ -67,6 +67,9 @@ class Synthesizer:
     caveat: ClassVar[str] = ""
     #: the measure step also takes a Dask DataFrame, summed partition by partition (see .counting)
     partitioned: ClassVar[bool] = False
+    #: a DP method's empirical privacy audits (:class:`~dpsynth_core.privacy.audit.Audit`), the first its main one:
+    #: the common tests, the app and ``dpsynth audit`` run them; a DP method without one fails the common tests
+    audits: ClassVar[tuple] = ()
 
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""

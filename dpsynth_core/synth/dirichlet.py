@@ -51,6 +51,7 @@ import numpy as np
 
 from .. import constraints
 from ..privacy import TOTAL, Budget, Step
+from ..privacy.audit import Audit, Neighbours, three_columns
 from ..privacy.mechanisms import dirichlet_alpha
 from . import forecasting
 from . import options as opt
@@ -90,6 +91,11 @@ class Dirichlet(Synthesizer):
     options = (opt.bins(constraints.DIRICHLET_DEFAULT_BINS),)
     spends = Budget(TOTAL, per_target="all of it on one posterior sample of the full table")
     partitioned = True
+    audits = (Audit(three_columns(3, "ab"), pair=Neighbours(rows=10), epsilon=1.0, n=20, options={"bins": 3},
+                    runs=1000, quick_runs=100,
+                    note="Two synthetic rows (declared): the count of the planted cell is beta-binomial, "
+                         "BetaBin(2, α, A − α) on D and BetaBin(2, α + 1, A − α) on D′ with α = n_s/(e^ε − 1); "
+                         "the loss nears ε only when every synthetic row lands in the cell, hence n_s = 2."),)
 
     def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
         return forecasting.dirichlet(schema, epsilon, n, bins=bins)

@@ -5,13 +5,11 @@ What holds for each: the same seed gives the same output; the output has the dat
 dtypes, with values inside the declared categories and bounds; the ledger's totals equal what the
 method declares it spends (TOTAL: the steps sum to ε; NONE: zero; PER_RECORD: ε per unit × units);
 a refusal comes before any work; its options are declared in full; it appears on the R-U map and in
-a release package; and a DP method has an empirical privacy audit registered (tests/privacy_tools.py).
+a release package. (Every DP method's declared privacy audit runs in tests/core/privacy/test_audit_common.py.)
 """
 
-import importlib
 import math
 from collections import OrderedDict
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +21,6 @@ from dpsynth_core.privacy import NONE, PER_RECORD, TOTAL
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from dpsynth_core.synth.base import measure_cache
 from dpsynth_core.synth.options import TYPES
-from tests.core.privacy.privacy_tools import AUDITS
 from tests.core.synth.test_synth import _check_within_schema
 
 METHODS = list(SYNTHESIZERS)
@@ -157,11 +154,3 @@ def test_appears_on_the_map_and_in_a_release(method, penguins):
     assert package[:2] == b"PK"  # a zip
     assert result.ledger["label"] in core.report.internal_report(
         dataset_name="penguins", fingerprint="f", real=df, synthesis=result, log=log).decode("utf-8")
-
-
-def test_every_dp_method_has_an_empirical_privacy_audit():
-    # Importing the privacy tests registers their audits (@audits in tests/core/privacy/privacy_tools.py).
-    for path in sorted((Path(__file__).parents[1] / "privacy").glob("test_privacy*.py")):
-        importlib.import_module(f"tests.core.privacy.{path.stem}")
-    missing = [m for m in DP_METHODS if not AUDITS.get(m)]
-    assert not missing, f"DP methods without an empirical privacy audit: {missing}"
