@@ -1,4 +1,4 @@
-"""The ``dpsynth`` command line: schema, synthesize, sweep and release without the browser.
+"""The ``dpsynth`` command line: schema, synthesize, sweep, release and audit without the browser.
 
 Run as ``dpsynth …`` (installed by ``pip install .``) or ``python -m dpsynth_core …``.
 Bad input ends with one sentence on stderr and exit code 2, never a traceback.
@@ -16,6 +16,7 @@ from .cluster import on_scheduler
 from .errors import DataError, MethodRefused
 from .io import load_csv, to_csv_bytes
 from .privacy import log_entry
+from .privacy.audit import audit_table, run_audit
 from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
 from .schema import Schema, infer_schema
 from .settings import parse_settings, settings_json
@@ -29,6 +30,7 @@ EXAMPLES = {
     "sweep": f"dpsynth sweep {DATA} --schema {SCHEMA} --methods independent,dp_seqreg --epsilons 0.1,1,10 "
              "-o sweep.csv --html sweep.html",
     "release": f"dpsynth release {DATA} --schema {SCHEMA} --method independent --epsilon 1 -o release.zip",
+    "audit": "dpsynth audit --method mst --epsilon 1 --runs 2000",
 }
 
 
@@ -196,6 +198,39 @@ def cmd_release(args) -> None:
     print(report.release_statement(result.ledger, log, fp), file=sys.stderr)
 
 
+def cmd_audit(args) -> None:
+    schema = None
+    if args.schema:
+        try:
+            schema = Schema.from_dict(_read_json(args.schema, "schema"))
+        except (TypeError, KeyError, AttributeError) as err:
+            raise _Usage(f"The schema {args.schema} is not in dpsynth's format ({err}); start from `dpsynth schema`.") \
+                from None
+    options = dict(_param(p) for p in args.param or [])
+    with _ProgressBar() as bar:
+        result = run_audit(args.method, which=args.design, schema=schema, epsilon=args.epsilon, delta=args.delta,
+                           runs=args.runs, rows=args.rows, options=options, seed=args.seed, progress=bar,
+                           n_jobs=args.n_jobs)
+    print(audit_text(result))
+
+
+def audit_text(result) -> str:
+    """The audit as the command prints it: what was run, the table, each variant's event, the verdict."""
+    shown = audit_table(result)[["claimed ε", "ran at ε", "95 % lower bound on ε", "runs per dataset"]]
+    shown.index = ["as released", "broken variant"]
+    delta = f", δ = {result.delta:g}" if result.delta else ""
+    lines = [f"{result.label}: ε claimed per {result.per}{delta}; D has {result.rows:,} rows, D′ one more "
+             f"(the planted record); {result.n:,} synthetic rows a run",
+             shown.to_string(), "",
+             f"broken variant: {result.broken_text}"]
+    for name, outcome in (("as released", result.honest), ("broken variant", result.broken)):
+        hits = outcome.hits
+        lines.append(f"event, {name}: {outcome.event} ({hits[0]:,} of {outcome.held_out:,} held-out runs on D, "
+                     f"{hits[1]:,} on D′)")
+    lines += ["", result.verdict()]
+    return "\n".join(lines)
+
+
 # -- helpers of the sweep ----------------------------------------------------
 
 class _ProgressBar:
@@ -281,4 +316,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="zip to write (default: <data>-<method>-eps<ε>-release.zip)")
     p.add_argument("--internal-report", metavar="HTML", help="also write the internal report (utility and risk "
                                                               "against the confidential data; never publish it)")
+
+    help_text = ("Empirical privacy audit of a DP method: runs it many times on a public look-alike table and its "
+                 "neighbour with one planted record, and bounds ε from below (docs/audit.md). Reads no data.")
+    p = sub.add_parser("audit", help=help_text, description=help_text, epilog=f"Example:\n  {EXAMPLES['audit']}",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(run=cmd_audit)
+    p.add_argument("--method", required=True, help=f"a DP method: {', '.join(m for m, s in SYNTHESIZERS.items() if s.is_dp)}")
+    p.add_argument("--epsilon", type=float, help="the claimed ε to audit, per record (block) for PeGS and PMI "
+                                                 "(default: the method's audit design's)")
+    p.add_argument("--delta", type=float, help="δ for (ε, δ) methods (default: the design's)")
+    p.add_argument("--runs", type=int, help="runs on each of the two tables, for each variant (default: the design's)")
+    p.add_argument("--schema", help="build the look-alike from this public schema JSON instead of the design's")
+    p.add_argument("--rows", type=int, help="rows of the look-alike table (default: the design's)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method option, e.g. bins=10")
+    p.add_argument("--design", type=int, default=0, help="which of the method's declared audits (default 0, its main one)")
+    p.add_argument("--seed", type=int, help="fixed seed: the same runs again (default: fresh entropy in every run)")
+    p.add_argument("--n-jobs", type=int, help="local worker processes (default: every core)")
     return parser

@@ -51,6 +51,7 @@ ALPHA = 0.05  # the bound holds with probability 1 − ALPHA
 SELECTION_SHARE = 1 / 3  # share of each dataset's runs that chooses the event; the rest bounds it
 TASKS_PER_STREAM = 16  # tasks each (variant, dataset) stream of runs is cut into: progress steps and load balance
 AUDIT_BINS = 20  # bins of a numeric column when the method has no ``bins`` option
+MIN_RUNS = 4  # fewer runs a side cannot split into a choice and a bound
 
 
 # -- the statistics ----------------------------------------------------------------------------
@@ -356,8 +357,8 @@ class Broken:
         if self.text:
             return self.text
         share = "a tenth" if self.factor == 10 else "half" if self.factor == 2 else f"1/{self.factor:g}"
-        how = f"ρ × {self.factor ** 2:g}" if self.zcdp else f"the noise of {self.factor:g}ε"
-        return f"{share} of the noise ({how}), the same ε claimed"
+        how = f"ρ × {self.factor ** 2:g}" if self.zcdp else f"that of {self.factor:g}ε"
+        return f"{share} of the noise, {how}, with the same ε claimed"
 
 
 @dataclass(frozen=True)
@@ -469,13 +470,14 @@ def bound_text(bound: float) -> str:
 
 
 def audit_table(result: AuditResult) -> pd.DataFrame:
-    """The result as a table: one row per variant (claim, ran at, bound, runs, event)."""
+    """The result as the app and the command line show it, one row per variant, every value as text: the
+    claim, the ε it ran at, the bound, the runs, the event and its held-out counts."""
     rows = []
     for name, outcome in (("as released", result.honest), (f"broken: {result.broken_text}", result.broken)):
         d_hits, d2_hits = outcome.hits
-        rows.append({"variant": name, "claimed ε": result.claim,
-                     "ran at ε": math.nan if outcome.epsilon_run is None else outcome.epsilon_run,
-                     "95 % lower bound on ε": outcome.bound, "runs per dataset": result.runs,
+        rows.append({"variant": name, "claimed ε": f"{result.claim:g}",
+                     "ran at ε": "spends none" if outcome.epsilon_run is None else f"{outcome.epsilon_run:.4g}",
+                     "95 % lower bound on ε": bound_text(outcome.bound), "runs per dataset": f"{result.runs:,}",
                      "event": outcome.event,
                      "in the event (held-out runs, D → D′)": f"{d_hits:,} → {d2_hits:,} of {outcome.held_out:,}"})
     return pd.DataFrame(rows)
@@ -533,6 +535,9 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
         raise ValueError(f"{synth.label} is not differentially private: there is no ε to audit.")
     if design is None and not designs:
         raise ValueError(f"{synth.label} declares no audit; see docs/audit.md.")
+    if design is None and not 0 <= which < len(designs):
+        raise ValueError(f"{synth.label} declares {len(designs)} audit(s), numbered from 0; choose one of "
+                         f"{list(range(len(designs)))}.")
     design = designs[which] if design is None else design
     started = time.perf_counter()
     schema = Schema.from_dict(design.schema) if schema is None else (
@@ -546,8 +551,8 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
     kind = synth.spends.kind
     claim = 0.0 if kind == NONE else float(design.epsilon if epsilon is None else epsilon)
     runs = int(design.runs if runs is None else runs)
-    if runs < 4:
-        raise ValueError(f"an audit needs at least 4 runs on each dataset, got {runs}")
+    if runs < MIN_RUNS:
+        raise ValueError(f"an audit needs at least {MIN_RUNS} runs on each dataset, got {runs}")
     per_unit = kind == PER_RECORD
     size = (params[synth.spends.unit_size] if synth.spends.unit_size else 1) if per_unit else design.n
     per = (synth.spends.unit.format(**params) if per_unit else "release")

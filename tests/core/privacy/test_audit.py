@@ -153,7 +153,8 @@ def test_broken_variants_have_a_tenth_of_the_noise():
     broken = Broken(zcdp=True).epsilon(1.0, 1e-6)
     assert zcdp_rho(broken, 1e-6) == pytest.approx(100 * zcdp_rho(1.0, 1e-6), rel=1e-9)  # σ ∝ 1/√ρ: ÷ 10
     assert Broken(method="bootstrap").epsilon(1.0, 0.0) is None
-    assert "a tenth of the noise" in Broken().describe() and "ρ × 100" in Broken(zcdp=True).describe()
+    assert Broken().describe() == "a tenth of the noise, that of 10ε, with the same ε claimed"
+    assert Broken(zcdp=True).describe() == "a tenth of the noise, ρ × 100, with the same ε claimed"
 
 
 # --- running it ----------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def test_claims_and_variants_follow_the_budget():
     assert zcdp_rho(mst.broken.epsilon_run, 1e-6) == pytest.approx(100 * zcdp_rho(1.0, 1e-6), rel=1e-9)
     uniform = run_audit("uniform", runs=4, seed=1, n_jobs=1)
     assert uniform.claim == 0.0 and uniform.honest.epsilon_run is None and uniform.broken.epsilon_run is None
-    assert "bootstrap" in uniform.broken_text
+    assert "bootstrap" in uniform.broken_text and audit_table(uniform)["ran at ε"].tolist() == ["spends none"] * 2
 
 
 def test_a_stewards_schema_builds_its_own_pair():
@@ -238,6 +239,8 @@ def test_bad_requests_are_one_sentence(monkeypatch):
         run_audit("cart", runs=4)
     with pytest.raises(ValueError, match="at least 4 runs"):
         run_audit("independent", runs=2)
+    with pytest.raises(ValueError, match=r"declares 3 audit\(s\), numbered from 0; choose one of \[0, 1, 2\]"):
+        run_audit("dp_seqreg", which=3, runs=4)
     monkeypatch.setattr(type(SYNTHESIZERS["independent"]), "audits", ())
     with pytest.raises(ValueError, match="declares no audit"):
         run_audit("independent", runs=4)
@@ -248,8 +251,13 @@ def test_the_table_and_the_verdict_say_what_was_found():
     result = run_audit("independent", design=design, runs=40, seed=3, n_jobs=1)
     table = audit_table(result)
     assert table["variant"].tolist() == ["as released", f"broken: {result.broken_text}"]
-    assert table["95 % lower bound on ε"].tolist() == [result.honest.bound, result.broken.bound]
-    assert table["claimed ε"].tolist() == [1.0, 1.0] and table["ran at ε"].tolist() == [1.0, 10.0]
+    assert table["95 % lower bound on ε"].tolist() == [bound_text(result.honest.bound), bound_text(result.broken.bound)]
+    assert table["claimed ε"].tolist() == ["1", "1"] and table["ran at ε"].tolist() == ["1", "10"]
+    assert table["runs per dataset"].tolist() == ["40", "40"] and table["event"].tolist() == [
+        result.honest.event, result.broken.event]
+    held = result.honest.held_out
+    assert held == 40 - math.ceil(40 / 3)  # the first third chooses the event
+    assert table["in the event (held-out runs, D → D′)"][0] == f"{result.honest.hits[0]} → {result.honest.hits[1]} of {held}"
     verdict = result.verdict()
     assert ("stays at or below" in verdict) == result.holds
     assert ("can catch such an error" in verdict) == result.has_power
