@@ -13,6 +13,7 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core.metric_info import METRICS, MetricContext, unregister
+from dpsynth_core.privacy.audit import declared_audits, run_audit
 from dpsynth_core.rumap import dp_methods
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from tests.conftest import ROOT
@@ -72,6 +73,14 @@ def test_the_worked_synthesizer_is_registered_listed_and_ledgered(laplace_margin
             assert values.between(*col.bounds).all()
     with pytest.raises(ValueError, match="floor"):
         synthesize(df, "laplace_marginals", epsilon=1.0, schema=schema, n=10, floor=-1.0)
+
+
+def test_the_worked_synthesizers_declared_audit_passes_the_common_contract(laplace_marginals):
+    # What test_audit_common.py checks of every registered DP method, for the page's example. In this
+    # process only (n_jobs=1): the example is registered here, not in the workers a module import would reach.
+    design = declared_audits("laplace_marginals")[0]
+    result = run_audit("laplace_marginals", runs=design.quick_runs, seed=20261, n_jobs=1)
+    assert result.holds and result.has_power, result.verdict()
 
 
 def test_the_worked_metric_computes_its_formula_and_reaches_the_registry(mean_gap):
