@@ -608,8 +608,9 @@ def _task(payload, s: int, start: int, count: int, method: str, epsilon: float |
           which_data: int, seeds: list[int] | None) -> tuple[int, int, int, np.ndarray, float]:
     """``count`` runs of ``method`` on D (``which_data`` 0) or D′ (1), in a worker: their statistics.
 
-    Every run is a call of synthesize() with a declared row count: fresh operating-system entropy when
-    ``seeds`` is None, else the given seeds. A per-unit method makes all ``count`` units in one call,
+    Every run is a call of synthesize() with a declared row count, on public rows (``confidential=False``:
+    nothing is recorded in the ledger store, no cap applies): fresh operating-system entropy when ``seeds``
+    is None, else the given seeds. A per-unit method makes all ``count`` units in one call,
     each unit with its own seed (``fixed`` options), so they are independent runs.
     """
     from ..synth import synthesize
@@ -624,14 +625,16 @@ def _task(payload, s: int, start: int, count: int, method: str, epsilon: float |
     if p["per_unit"]:
         n = count * p["size"]
         result = synthesize(df, method, epsilon=None if epsilon is None else epsilon * count, schema=pair.schema,
-                            n=n, seed=None if seeds is None else seeds[0], measured=measured, **extra, **options)
+                            n=n, seed=None if seeds is None else seeds[0], measured=measured, confidential=False,
+                            **extra, **options)
         out = statistic(result.data, pair, p["size"])
     else:
         out = np.empty((count, 0), dtype=np.int64)
         rows = []
         for r in range(count):
             result = synthesize(df, method, epsilon=epsilon, schema=pair.schema, n=p["n"],
-                                seed=None if seeds is None else seeds[r], measured=measured, **extra, **options)
+                                seed=None if seeds is None else seeds[r], measured=measured, confidential=False,
+                                **extra, **options)
             rows.append(statistic(result.data, pair, p["n"])[0])
         out = np.array(rows, dtype=np.int64)
     return s, start, count, out, time.process_time() - cpu

@@ -8,10 +8,12 @@ Every synthesizer has two phases (METHODS.md §2):
 * ``generate`` — noise and sampling: takes the measurement, ε and one numpy
   Generator, returns synthetic values and the mechanism steps it ran.
 
-A synthesizer is one module: a subclass with its options (:mod:`.options`) and the way it spends
-ε (``spends``, :mod:`..privacy.budget`) declared as data, registered with :func:`register` and
-imported in ``synth/__init__.py``. The page, the R-U map, the release, the report and the common
-tests then find it in :data:`SYNTHESIZERS`.
+A synthesizer is one module: a subclass with every fact of the method on it — its options
+(:mod:`.options`), the way it spends ε (``spends``, :mod:`..privacy.budget`), its place in the picker
+(``rank``), its forecast and whether the method suggestion may name it (``forecast``,
+``suggest_priority`` and ``suggestion``), its own limits as class attributes — registered with
+:func:`register` and imported in ``synth/__init__.py``. The page, the forecast, the suggestion, the
+R-U map, the release, the report, the CLI and the common tests then find it in :data:`SYNTHESIZERS`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -30,24 +33,13 @@ import numpy as np
 import pandas as pd
 
 from .. import constraints
-from ..errors import DataError, MethodRefused
-from ..privacy import NONE, TOTAL, Budget, Geometric, Step, build_ledger
+from ..errors import BudgetExceeded, DataError, MethodRefused
+from ..privacy import NONE, TOTAL, Budget, Entry, Geometric, LedgerStore, Step, Use, build_ledger
 from ..privacy.mechanisms import check_epsilon
 from ..schema import Schema, schema_of
 from .encoding import assemble_frame
+from .forecasting import Forecast, no_forecast
 from .options import Option, resolve
-
-
-@dataclass(frozen=True)
-class Forecast:
-    """What a DP method is likely to keep, said before any run from public facts only.
-
-    ``level``: "good", "fair", "poor" (expect near-uniform or noise-dominated
-    output) or "unknown" (a fact it needs, such as n, is not declared).
-    """
-
-    sentence: str
-    level: str
 
 
 class Synthesizer:
@@ -67,6 +59,15 @@ class Synthesizer:
     caveat: ClassVar[str] = ""
     #: the measure step also takes a Dask DataFrame, summed partition by partition (see .counting)
     partitioned: ClassVar[bool] = False
+    #: place in the method picker and the R-U map's list, lowest first, every DP method before every other
+    #: whatever its rank; equal ranks keep the order of registration. The shipped methods: the marginal-based
+    #: ones, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
+    #: then the non-DP references. Without one, a method follows the ranked methods of its kind.
+    rank: ClassVar[float] = math.inf
+    #: whether :func:`dpsynth_core.suggest_method` may name this method: it asks the DP methods that have a
+    #: priority, lowest first (equal priorities in picker order), and names the first whose
+    #: :meth:`suggestion` gives a reason. None: never suggested.
+    suggest_priority: ClassVar[int | None] = None
     #: a DP method's empirical privacy audits (:class:`~dpsynth_core.privacy.audit.Audit`), the first its main one:
     #: the common tests, the app and ``dpsynth audit`` run them; a DP method without one fails the common tests
     audits: ClassVar[tuple] = ()
@@ -75,9 +76,20 @@ class Synthesizer:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
         return []
 
-    def forecast(self, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast | None:
+    def forecast(self, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast:
         """Utility forecast at TOTAL budget ``epsilon`` from the schema, ε, n (None: not declared) and
-        the options alone: it never sees the data. None: no forecast of its own."""
+        the options (all of them, resolved) alone: it never sees the data. A method that declares none
+        says so ("No forecast", level "unknown")."""
+        return no_forecast(self.label)
+
+    def suggestion(self, schema: Schema, epsilon: float, n: int | None, forecast: Forecast | None) -> str | None:
+        """Why the method suggestion may name this method here, or None: not here.
+
+        Asked only when ``suggest_priority`` is set, with public facts only: the schema, the TOTAL
+        ``epsilon``, ``n`` (None: not declared) and this method's own ``forecast`` at its default options
+        (None when the schema models no column). The reason is the end of the sentence "Suggested at
+        ε = …: <label>", from its punctuation on.
+        """
         return None
 
     def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
@@ -115,22 +127,14 @@ class Synthesizer:
 
 SYNTHESIZERS: dict[str, Synthesizer] = {}
 
-#: Order of the method picker and the R-U map's choices (issue 18): the marginal-based methods
-#: first, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
-#: then the non-DP references. Names not registered are skipped; methods not listed follow the listed
-#: ones of their kind (DP or not) in registration order.
-METHOD_ORDER = ("mst", "privbayes", "aim", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
-                "cart", "parametric", "bootstrap")
-
 
 def register(cls: type[Synthesizer]) -> type[Synthesizer]:
-    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`, kept in :data:`METHOD_ORDER`."""
+    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`, kept in picker order
+    (DP methods first, then by ``rank``, then in the order of registration)."""
     SYNTHESIZERS[cls.name] = cls()
-    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
-    ordered = sorted(SYNTHESIZERS, key=lambda m: (not SYNTHESIZERS[m].is_dp, rank.get(m, len(rank))))
-    items = [(m, SYNTHESIZERS[m]) for m in ordered]
+    ordered = sorted(SYNTHESIZERS.items(), key=lambda item: (not item[1].is_dp, item[1].rank))  # stable
     SYNTHESIZERS.clear()
-    SYNTHESIZERS.update(items)
+    SYNTHESIZERS.update(ordered)
     return cls
 
 
@@ -240,9 +244,12 @@ def synthesize(
     implicates: int = 1,
     holdout_share: float | None = None,
     measured: Any = None,
+    use: Use | None = None,
+    store: LedgerStore | None = None,
+    confidential: bool = True,
     **params: Any,
 ) -> Synthesis:
-    """Make a synthetic version of ``df`` with ``method``.
+    """Make a synthetic version of ``df`` with ``method``, recorded in the ledger store before it is returned.
 
     Parameters
     ----------
@@ -284,6 +291,18 @@ def synthesize(
         The result of :func:`measurement` for the same data, method, schema
         and options, computed once and reused (a sweep's workers); only
         without ``columns``.
+    use : dpsynth_core.privacy.Use, optional
+        Which dataset the rows come from and why (the steward's name, the
+        content fingerprint of the whole table, the purpose, the source),
+        for the ledger store. Default: an unnamed table known by the
+        fingerprint of ``df``, purpose "exploration", source "python".
+    store : dpsynth_core.privacy.LedgerStore, optional
+        The ledger store; default the user's (:func:`dpsynth_core.privacy.default_path`).
+    confidential : bool, default True
+        False only for rows that are not confidential (a public look-alike
+        file, data made up for a test or a teaching demo): then no cap is
+        checked and nothing is recorded. Never pass it for the steward's
+        data: the run's privacy loss would go unaccounted.
     **params
         Method options (e.g. ``bins`` for methods that discretise).
 
@@ -296,6 +315,63 @@ def synthesize(
     ------
     MethodRefused
         The method cannot handle this data; the message says why and what to do.
+    BudgetExceeded
+        A DP run would take the dataset past its cap (a MethodRefused, raised before the data are read).
+    LedgerError
+        The run's entry could not be written to the store: nothing is returned.
+
+    Notes
+    -----
+    Written before it is shown: the cap is checked before the data are read, and the run's entry
+    (:class:`dpsynth_core.privacy.Entry`) is written, on disk, after computing and before returning.
+    If it cannot be written, nothing is returned (fail closed); a process killed after the write has
+    recorded what it spent.
+    """
+    args = dict(epsilon=epsilon, delta=delta, schema=schema, n=n, seed=seed, columns=columns, implicates=implicates,
+                holdout_share=holdout_share, measured=measured, **params)
+    if not confidential:
+        return compute_synthesis(df, method, **args)
+    if method not in SYNTHESIZERS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    use = Use("unnamed table", fingerprint(df)) if use is None else use
+    store = LedgerStore() if store is None else store
+    refusal = _cap_refusal(SYNTHESIZERS[method], store, use, epsilon, delta, seed)
+    if refusal:
+        raise BudgetExceeded(refusal)
+    result = compute_synthesis(df, method, **args)
+    store.record(use, Entry.of_ledger(result.ledger, rows=len(df)))
+    return result
+
+
+def _cap_refusal(synth: Synthesizer, store: LedgerStore, use: Use, epsilon, delta, seed) -> str | None:
+    """The cap's sentence for a run that would be DP, checked before the data are read, else None.
+
+    Only a DP method with fresh randomness and ε to spend draws on the budget (a seeded run is a look
+    without a guarantee, counted apart). Its ρ is bounded by ε²/2 for a pure ε method (the squares of
+    its steps' ε sum to at most the square of their sum); an (ε, δ) method's ρ is not known before it
+    runs, so the check uses basic composition, which bounds the total from above as well.
+    """
+    if not synth.is_dp or seed is not None or not epsilon:
+        return None
+    try:
+        epsilon = check_epsilon(epsilon)
+        spent_delta = (float(delta) or constraints.DEFAULT_DELTA) if synth.spends.needs_delta else 0.0
+    except (TypeError, ValueError):
+        return None  # the synthesis itself says what is wrong with them
+    needs_delta = synth.spends.needs_delta
+    return store.refusal(use.fingerprint, epsilon=epsilon, delta=spent_delta,
+                         rho=None if needs_delta else epsilon * epsilon / 2)
+
+
+def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0, schema=None, n=None, seed=None,
+                      columns=None, implicates=1, holdout_share=None, measured=None, **params: Any) -> Synthesis:
+    """What :func:`synthesize` computes, without the ledger store: no cap is checked and no entry written.
+
+    Only for a caller that records the run itself before anything of it is shown (the R-U sweep
+    records each point in its parent process as the point arrives, so remote workers need no access
+    to the store). Parameters and result as :func:`synthesize`.
     """
     if method not in SYNTHESIZERS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")

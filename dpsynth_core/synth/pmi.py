@@ -48,12 +48,11 @@ from .. import constraints
 from ..privacy import PER_RECORD, Budget, Step
 from ..privacy.audit import Audit, CellCounts, three_columns
 from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw_probabilities
-from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode
 from .options import Option
-from .pegs import CHAINS, _chain_note, run_chains
+from .pegs import CHAINS, _chain_note, per_record_forecast, run_chains
 from .regression_design import check_options
 
 DEFAULT_FIT_ROWS = 10_000
@@ -184,14 +183,15 @@ class PMI(Synthesizer):
                Option("fit_rows", "int", DEFAULT_FIT_ROWS,
                       "Rows the per-column models are fitted on (a fixed subsample above it).", low=1),
                opt.max_iter(DEFAULT_MAX_ITER), opt.inverse_penalty(DEFAULT_C), CHAINS)
+    rank = 60
     audits = (Audit(three_columns(3, "ab"), CellCounts(((0, 1), (0,), (1,))), epsilon=2.0, options={"C": 1e4},
                     fixed={"chains": constraints.MAX_SYNTH_ROWS}, runs=40_000, quick_runs=5_000,
                     note="ε per record, a uniform seed per record: each record is a run. A weak penalty "
                          "(C = 1e4) lets the one record in (a2, b2) move the fitted P(a2 | b2) and P(b2 | a2) "
                          "from about 0 to about 1, the worst case; the default C = 1 shrinks its pull."),)
 
-    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
-        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
+    def forecast(self, schema, epsilon, n=None, *, bins, **params):
+        return per_record_forecast(schema, epsilon, n, bins=bins, method="pmi")
 
     def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=None):
         bad = check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C,

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from ..privacy import NONE, Budget, Public
 from ..privacy.audit import Audit, Broken, three_columns
-from .base import Forecast, Synthesizer, register
+from .base import Synthesizer, register
 from .encoding import column_domain, decode_column
+from .forecasting import Forecast
 
 
 @register
@@ -31,6 +32,7 @@ class Uniform(Synthesizer):
                    "the data: ε = 0 with a declared row count (otherwise ε pays for a noisy count). Keeps "
                    "nothing: the floor any DP method should beat.")
     partitioned = True  # reads no data at all
+    rank = 100  # the floor: after every DP method that keeps something
     audits = (Audit(three_columns(3, "ab"), n=30, epsilon=0.0, runs=500, quick_runs=100,
                     broken=Broken(method="bootstrap", text="rows drawn from the data (bootstrap) in its place"),
                     note="It claims ε = 0: the law of its output is the same on D and D′. Drawing the data's own "

@@ -8,7 +8,7 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import APP, entries
 from tests.conftest import no_errors as _no_errors
 from ui.text import plain
 
@@ -205,7 +205,7 @@ def test_beta_binomial_curves_mark_the_current_epsilon_and_m(at):
     assert {a["text"]: a["x"] for a in by_m["layout"]["annotations"]}["m = 3"] == 3
 
 
-def test_the_audit_runs_from_its_tab(at):
+def test_the_audit_runs_from_its_tab(at, ledger_store):
     # The uniform baseline's design, at its smallest run count: the claim 0 beside the two bounds, the
     # core's verdict, the table and the figure. It runs on the design's public tables, so nothing is logged.
     _open(at, "Privacy audit")
@@ -223,4 +223,4 @@ def test_the_audit_runs_from_its_tab(at):
     assert metrics["Lower bound on ε, 95 %"] == core.privacy.audit.bound_text(result.honest.bound)
     assert metrics["Broken variant's bound"] == core.privacy.audit.bound_text(result.broken.bound)
     assert plain(result.verdict()) in [s.value for s in [*at.success, *at.warning]]
-    assert at.get("plotly_chart") and at.session_state["session_log"] == []
+    assert at.get("plotly_chart") and entries(ledger_store) == []

@@ -32,9 +32,19 @@ def _declared(method: str, which: int):
     return designs[which]
 
 
-def _contract(result, note: str) -> None:
-    assert result.holds, f"{result.verdict()} Event: {result.honest.event}. Design: {note}"
-    assert result.has_power, f"{result.verdict()} Event: {result.broken.event}. Design: {note}"
+def check_audit(method: str, which: int = 0, *, full: bool = False, n_jobs: int | None = None) -> None:
+    """The contract on one declared audit: its short version, or with ``full`` its full one."""
+    design = _declared(method, which)
+    result = run_audit(method, which=which, runs=design.runs if full else design.quick_runs,
+                       seed=FULL_SEED if full else QUICK_SEED, n_jobs=n_jobs)
+    event = result.honest.event if not result.holds else result.broken.event
+    assert result.holds and result.has_power, f"{result.verdict()} Event: {event}. Design: {design.note}"
+
+
+def check_audits(method: str, *, n_jobs: int | None = None) -> None:
+    """Every declared audit of ``method``, short: what the common checks of a new synthesizer call."""
+    for which in range(max(1, len(declared_audits(method)))):
+        check_audit(method, which, n_jobs=n_jobs)
 
 
 def test_every_dp_method_declares_an_audit():
@@ -45,12 +55,10 @@ def test_every_dp_method_declares_an_audit():
 
 @pytest.mark.parametrize("method, which", CASES)
 def test_declared_audit_short(method, which):
-    design = _declared(method, which)
-    _contract(run_audit(method, which=which, runs=design.quick_runs, seed=QUICK_SEED), design.note)
+    check_audit(method, which)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method, which", CASES)
 def test_declared_audit_full(method, which):
-    design = _declared(method, which)
-    _contract(run_audit(method, which=which, runs=design.runs, seed=FULL_SEED), design.note)
+    check_audit(method, which, full=True)
