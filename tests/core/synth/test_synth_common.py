@@ -28,6 +28,7 @@ from dpsynth_core.synth import SYNTHESIZERS, Synthesizer, synthesize
 from dpsynth_core.synth.base import measure_cache
 from dpsynth_core.synth.forecasting import LEVELS, no_forecast
 from dpsynth_core.synth.options import TYPES
+from tests.core.privacy.test_audit_common import check_audits
 from tests.core.synth.test_synth import _check_within_schema
 
 METHODS = list(SYNTHESIZERS)
