@@ -13,6 +13,7 @@ from .utility import (correlation_difference_figure, histogram_grid_figure, impo
                       propensity_roc_figure, propensity_scores_figure)
 
 __all__ = ["ECDF_LEVELS", "REAL_COLOUR", "SYNTH_COLOUR", "ci_forest_figure", "dcr_figure", "ecdf_figure", "esc",
-           "audit_figure", "figure_png", "histogram_figure", "ru_figure", "step_points", "dcr_distributions_figure", "estimate_figure", "roc_figure",
+           "audit_figure", "figure_png", "histogram_figure", "ru_figure", "step_points", "dcr_distributions_figure",
+           "estimate_figure", "roc_figure",
            "correlation_difference_figure", "histogram_grid_figure", "importance_figure", "missing_figure",
            "propensity_roc_figure", "propensity_scores_figure"]

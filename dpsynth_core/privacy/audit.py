@@ -39,6 +39,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+from joblib import delayed
 from scipy import stats
 
 from .. import constraints
@@ -429,10 +430,10 @@ class AuditResult:
     label: str
     claim: float
     delta: float
-    per: str                      # what ε is per: "release", "record", "block of 3 records"
+    per: str                      # what ε is per: "release", "synthetic record", "block of 3 synthetic records"
     runs: int                     # runs per dataset and variant
     rows: int                     # rows of D
-    n: int                        # synthetic rows per run (per synthesis, for per-unit methods)
+    n: int                        # synthetic rows per run (records per unit, for per-unit methods)
     honest: Outcome
     broken: Outcome
     broken_text: str
@@ -490,9 +491,9 @@ def declared_audits(method: str) -> tuple[Audit, ...]:
     return tuple(getattr(SYNTHESIZERS[method], "audits", ()))
 
 
-def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schema: Schema | dict | None = None, epsilon: float | None = None,
-              delta: float | None = None, runs: int | None = None, rows: int | None = None,
-              options: dict | None = None, seed: int | None = None,
+def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schema: Schema | dict | None = None,
+              epsilon: float | None = None, delta: float | None = None, runs: int | None = None,
+              rows: int | None = None, options: dict | None = None, seed: int | None = None,
               progress: Callable[[float, str], None] | None = None, n_jobs: int | None = None) -> AuditResult:
     """Audit ``method``'s claimed ε by running it on a public pair of neighbours, and its broken variant too.
 
@@ -524,27 +525,18 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
         Worker processes through joblib, as :func:`~dpsynth_core.rumap.ru_map`: None follows the active
         ``joblib.parallel_config``, else every local core.
     """
-    from ..rumap import _backend, _n_jobs, _run  # the sweep's joblib machinery, shared (see the report)
+    from ..rumap import _n_jobs, _run  # the sweep's joblib machinery: its back ends, cancel and parallel_config
     from ..synth import SYNTHESIZERS
 
     if method not in SYNTHESIZERS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
     synth = SYNTHESIZERS[method]
-    designs = declared_audits(method)
-    if not synth.is_dp:
-        raise ValueError(f"{synth.label} is not differentially private: there is no ε to audit.")
-    if design is None and not designs:
-        raise ValueError(f"{synth.label} declares no audit; see docs/audit.md.")
-    if design is None and not 0 <= which < len(designs):
-        raise ValueError(f"{synth.label} declares {len(designs)} audit(s), numbered from 0; choose one of "
-                         f"{list(range(len(designs)))}.")
-    design = designs[which] if design is None else design
+    design = _design(synth, which, design)
     started = time.perf_counter()
     schema = Schema.from_dict(design.schema) if schema is None else (
         Schema.from_dict(schema) if isinstance(schema, dict) else schema)
     params = synth.resolve({**design.options, **(options or {}), **design.fixed})
-    bins = params.get("bins", AUDIT_BINS)
-    pair = design.pair.make(schema, bins, rows)
+    pair = design.pair.make(schema, params.get("bins", AUDIT_BINS), rows)
     # An (ε, δ) method is audited at its δ (the default when none is given, as synthesize does); a pure one at 0.
     claim_delta = (float(design.delta if delta is None else delta) or constraints.DEFAULT_DELTA
                    if synth.spends.needs_delta else 0.0)
@@ -555,25 +547,12 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
         raise ValueError(f"an audit needs at least {MIN_RUNS} runs on each dataset, got {runs}")
     per_unit = kind == PER_RECORD
     size = (params[synth.spends.unit_size] if synth.spends.unit_size else 1) if per_unit else design.n
-    per = (synth.spends.unit.format(**params) if per_unit else "release")
-
     variants = {"honest": (method, None if kind == NONE else claim, params),
                 "broken": ((design.broken.method, None, {}) if design.broken.method is not None else
                            (method, design.broken.epsilon(claim, claim_delta), params))}
     streams = [(v, which_data) for v in variants for which_data in (0, 1)]
-    tasks, root = [], np.random.SeedSequence(seed)
-    chunk = max(1, -(-runs // TASKS_PER_STREAM))
-    for s, (variant, which_data) in enumerate(streams):
-        for k, start in enumerate(range(0, runs, chunk)):
-            count = min(chunk, runs - start)
-            name, eps, opts = variants[variant]
-            child = root.spawn(1)[0]
-            seeds = None if seed is None else [int(x) for x in child.generate_state(count if not per_unit else 1,
-                                                                                      dtype=np.uint64) % 2**63]
-            tasks.append((s, start, count, name, eps, opts, which_data, seeds))
-    payload = _payload(pair, design, claim_delta, per_unit, size)
-    values = {s: np.empty((runs, len(design.statistic.names(pair, size if per_unit else None))), dtype=np.int64)
-              for s in range(len(streams))}
+    names = design.statistic.names(pair, size if per_unit else None)
+    values = {s: np.empty((runs, len(names)), dtype=np.int64) for s in range(len(streams))}
     done, cpu = 0, 0.0
 
     def keep(s: int, start: int, count: int, stats_: np.ndarray, seconds: float) -> None:
@@ -581,20 +560,50 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
         values[s][start:start + count] = stats_
         done += count
         cpu += seconds
-        if progress is not None:
+        if progress is not None:  # an exception here (the app's Cancel) stops the audit (see rumap._run)
             variant, which_data = streams[s]
             progress(done / (runs * len(streams)), f"{'broken variant' if variant == 'broken' else 'as released'}, "
                      f"{'D′' if which_data else 'D'}: {done:,} of {runs * len(streams):,} runs")
 
-    from joblib import delayed
-
-    _run([delayed(_task)(payload, *t) for t in tasks], _n_jobs(n_jobs), keep)
-    names = design.statistic.names(pair, size if per_unit else None)
+    payload = _payload(pair, design, claim_delta, per_unit, size)
+    _run([delayed(_task)(payload, s, *task) for s, task in _tasks(streams, variants, runs, per_unit, seed)],
+         _n_jobs(n_jobs), keep)
     outcomes = {v: _outcome(values[2 * i], values[2 * i + 1], names, claim_delta, variants[v][1])
                 for i, v in enumerate(variants)}
-    return AuditResult(method, synth.label, claim, claim_delta, per, runs, len(pair.data),
-                       design.n if not per_unit else size, outcomes["honest"], outcomes["broken"],
+    return AuditResult(method, synth.label, claim, claim_delta, synth.spends.unit.format(**params) if per_unit
+                       else "release", runs, len(pair.data), size, outcomes["honest"], outcomes["broken"],
                        design.broken.describe(), cpu, time.perf_counter() - started)
+
+
+def _design(synth, which: int, design: Audit | None) -> Audit:
+    """The audit to run: ``design``, else the method's declared one numbered ``which``; a sentence if none."""
+    if not synth.is_dp:
+        raise ValueError(f"{synth.label} is not differentially private: there is no ε to audit.")
+    if design is not None:
+        return design
+    designs = declared_audits(synth.name)
+    if not designs:
+        raise ValueError(f"{synth.label} declares no audit; see docs/audit.md.")
+    if not 0 <= which < len(designs):
+        raise ValueError(f"{synth.label} declares {len(designs)} audit(s), numbered from 0; choose one of "
+                         f"{list(range(len(designs)))}.")
+    return designs[which]
+
+
+def _tasks(streams, variants: dict, runs: int, per_unit: bool, seed: int | None):
+    """(stream, (first run, runs, method, ε, options, which dataset, seeds)) for every task: each stream's runs
+    cut into :data:`TASKS_PER_STREAM` pieces. With ``seed`` every run (every synthesis, for a per-unit
+    method) gets a seed derived from it, the same whatever the number of workers; without, None."""
+    root = np.random.SeedSequence(seed)
+    chunk = max(1, -(-runs // TASKS_PER_STREAM))
+    for s, (variant, which_data) in enumerate(streams):
+        method, eps, options = variants[variant]
+        for start in range(0, runs, chunk):
+            count = min(chunk, runs - start)
+            child = root.spawn(1)[0]
+            seeds = None if seed is None else [
+                int(x) for x in child.generate_state(1 if per_unit else count, dtype=np.uint64) % 2**63]
+            yield s, (start, count, method, eps, options, which_data, seeds)
 
 
 def _payload(pair: Pair, design: Audit, delta: float, per_unit: bool, size: int):
@@ -629,7 +638,6 @@ def _task(payload, s: int, start: int, count: int, method: str, epsilon: float |
                             **extra, **options)
         out = statistic(result.data, pair, p["size"])
     else:
-        out = np.empty((count, 0), dtype=np.int64)
         rows = []
         for r in range(count):
             result = synthesize(df, method, epsilon=epsilon, schema=pair.schema, n=p["n"],

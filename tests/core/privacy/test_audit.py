@@ -258,7 +258,8 @@ def test_the_table_and_the_verdict_say_what_was_found():
         result.honest.event, result.broken.event]
     held = result.honest.held_out
     assert held == 40 - math.ceil(40 / 3)  # the first third chooses the event
-    assert table["in the event (held-out runs, D → D′)"][0] == f"{result.honest.hits[0]} → {result.honest.hits[1]} of {held}"
+    d_hits, d2_hits = result.honest.hits
+    assert table["in the event (held-out runs, D → D′)"][0] == f"{d_hits} → {d2_hits} of {held}"
     verdict = result.verdict()
     assert ("stays at or below" in verdict) == result.holds
     assert ("can catch such an error" in verdict) == result.has_power

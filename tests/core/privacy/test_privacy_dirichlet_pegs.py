@@ -24,7 +24,8 @@ COLUMNS = ["a", "b"]
 
 def _pair(method: str):
     design = declared_audits(method)[0]
-    return design, design.pair.make(Schema.from_dict(design.schema), SYNTHESIZERS[method].resolve(design.options)["bins"])
+    bins = SYNTHESIZERS[method].resolve(design.options)["bins"]
+    return design, design.pair.make(Schema.from_dict(design.schema), bins)
 
 
 def _in_rare(values) -> np.ndarray:
