@@ -192,6 +192,28 @@ def test_the_same_seed_gives_the_same_audit_serial_or_parallel():
         assert x.bound == y.bound and all(np.array_equal(u, v) for u, v in zip(x.values, y.values))
 
 
+def test_the_audit_runs_where_joblib_parallel_config_says(monkeypatch):
+    # Under parallel_config(backend="threading") the runs happen in this process's worker threads, where a
+    # spy sees them (under the default process pool it would see none), and give the serial audit's results.
+    import threading
+
+    import joblib
+
+    where = []
+    real = synthesize
+
+    def spy(df, method, **kw):
+        where.append(threading.current_thread() is threading.main_thread())
+        return real(df, method, **kw)
+
+    serial = run_audit("independent", runs=8, seed=9, n_jobs=1)
+    monkeypatch.setattr("dpsynth_core.synth.synthesize", spy)
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        threaded = run_audit("independent", runs=8, seed=9)
+    assert len(where) == 32 and not any(where)  # 8 runs × (D, D′) × (as released, broken), none in the main thread
+    assert threaded.honest.bound == serial.honest.bound and threaded.broken.bound == serial.broken.bound
+
+
 def test_progress_reaches_one_and_an_exception_in_it_cancels():
     fractions = []
     run_audit("uniform", runs=16, seed=1, n_jobs=1, progress=lambda f, msg: fractions.append((f, msg)))

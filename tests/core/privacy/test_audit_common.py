@@ -13,9 +13,11 @@ margins of every design over several seeds are in docs/audit.md.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from dpsynth_core.privacy.audit import declared_audits, run_audit
+from dpsynth_core.privacy.audit import Broken, declared_audits, run_audit
 from dpsynth_core.synth import SYNTHESIZERS
 
 DP_METHODS = [m for m, s in SYNTHESIZERS.items() if s.is_dp]
@@ -62,3 +64,18 @@ def test_declared_audit_short(method, which):
 @pytest.mark.parametrize("method, which", CASES)
 def test_declared_audit_full(method, which):
     check_audit(method, which, full=True)
+
+
+def test_a_dp_method_without_an_audit_fails_saying_what_to_declare(monkeypatch):
+    monkeypatch.setattr(type(SYNTHESIZERS["independent"]), "audits", ())
+    with pytest.raises(pytest.fail.Exception, match=r"declares no empirical privacy audit: add `audits = \(Audit"):
+        check_audits("independent")
+
+
+def test_an_audit_without_power_fails_the_contract(monkeypatch):
+    # A "broken" variant with all of its noise (factor 1) is the method itself: no audit can catch it, and the
+    # contract must say the audit is too weak rather than pass.
+    design = dataclasses.replace(declared_audits("independent")[0], broken=Broken(factor=1.0), quick_runs=20)
+    monkeypatch.setattr(type(SYNTHESIZERS["independent"]), "audits", (design,))
+    with pytest.raises(AssertionError, match="too weak to catch such an error"):
+        check_audit("independent", n_jobs=1)
