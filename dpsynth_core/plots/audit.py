@@ -22,8 +22,9 @@ def binned(distribution: pd.DataFrame, max_bars: int = MAX_BARS) -> pd.DataFrame
     ``low``, ``high`` (inclusive) and the shares on D and D′ summed over each bin.
 
     >>> d = pd.DataFrame({"value": [0, 1, 2, 3], "share_d": [0.5, 0.5, 0, 0], "share_d2": [0, 0.5, 0.25, 0.25]})
-    >>> binned(d, 2)[["low", "high", "share_d", "share_d2"]].values.tolist()
-    [[0, 1, 1.0, 0.5], [2, 3, 0.0, 0.5]]
+    >>> b = binned(d, 2)
+    >>> b[["low", "high"]].values.tolist(), b["share_d"].tolist(), b["share_d2"].tolist()
+    ([[0, 1], [2, 3]], [1.0, 0.0], [0.5, 0.5])
     """
     lo, hi = int(distribution["value"].min()), int(distribution["value"].max())
     width = max(1, math.ceil((hi - lo + 1) / max_bars))
