@@ -31,7 +31,15 @@ share = st.slider("Share of rows held out", C.RISK_HOLDOUT_MIN, C.RISK_HOLDOUT_M
                   disabled=not hold_on)
 rule = (f"Tables of at least {C.RISK_HOLDOUT_MIN_ROWS:,} rows hold out {C.RISK_HOLDOUT_DEFAULT:.0%} by default, so the "
         "verdicts compare the records the synthesizer saw with records it never saw")
-if cfg.holdout:
+release = state.current_release() if st.session_state["mode"] == "release" else None
+if release is not None:  # the page measures the release, on the rows it was made from (state.shown_holdout)
+    made, here = state.shown_holdout(), f"{cfg.holdout:.0%} of the rows" if cfg.holdout else "none"
+    st.caption((f"The release held out {made:.0%} of the rows, as its ledger says: the verdicts compare the records "
+                "it was made from with records it never saw" if made else "The release was made from every row, as "
+                "its ledger says, so verdicts beyond the random-data baselines stay open")
+               + ("." if cfg.holdout == made else f". The holdout set here ({here}) applies to the next release: run "
+                  "it again on Synthesize."))
+elif cfg.holdout:
     st.caption(f"{rule}. The synthesis on every page, the release too, uses the other {1 - cfg.holdout:.0%} of the "
                "rows; untick to use them all.")
 elif len(ds.df) < C.RISK_HOLDOUT_MIN_ROWS:
@@ -133,7 +141,7 @@ def after_matching() -> None:
               f"{mr.original.expected:,.1f}). The false match rate is the intruder's error among unique matches.")
     st.markdown("**Per record**: *c_j* released rows match the record's keys; *T_j* says whether its own row "
                 "is among them. Riskiest first.")
-    st.dataframe(mr.table, height=260)
+    st.dataframe(mr.table, height=260, placeholder="")
 
 
 def draw_key_match() -> set:

@@ -115,7 +115,7 @@ def release_run() -> None:
         st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
                    "The internal report compares the release with the confidential data: keep it with the data.")
     st.subheader("Session ledger")
-    st.dataframe(spending.session_log_table(), hide_index=True)
+    st.dataframe(spending.session_log_table(), hide_index=True, placeholder="")
 
 
 def exploration(ds) -> None:
@@ -126,7 +126,8 @@ def exploration(ds) -> None:
     widgets.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
-    st.dataframe(text.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
+    # A preview (the download has every row); a missing value blank, as in the CSV, not "None".
+    st.dataframe(text.displayable(result.data.head(50)), height=260, placeholder="")
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)

@@ -134,9 +134,22 @@ def mask_key(share: float | None = None) -> str:
     return "none" if mask is None else hashlib.sha256(mask.tobytes()).hexdigest()
 
 
-def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(rows the synthesizer sees, held-out rows or None)."""
-    return core.rumap.split_holdout(dataset().df, config().holdout, mask=holdout_mask())
+def shown_holdout() -> float:
+    """The share of rows held out of the synthesis the pages show: in release mode the release's own, as its
+    ledger states it, whatever the settings say now (a changed holdout applies to the next release); else
+    the settings' share."""
+    release = current_release() if st.session_state.get("mode") == "release" else None
+    if release is None:
+        return config().holdout
+    held = release.synthesis.ledger["holdout"]
+    return float(held["share"]) if held["taken"] else 0.0
+
+
+def split(share: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(rows the synthesizer sees, held-out rows or None) at ``share`` (None: :func:`shown_holdout`), so the
+    pages measure a release against the rows it was made from."""
+    share = shown_holdout() if share is None else share
+    return core.rumap.split_holdout(dataset().df, share, mask=holdout_mask(share))
 
 
 def current_release():

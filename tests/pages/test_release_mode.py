@@ -4,6 +4,7 @@ import io
 import json
 import zipfile
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -124,3 +125,48 @@ def test_a_link_for_an_uploaded_file_waits_for_that_file():
     at.file_uploader(key="uploader").set_value(("mine.csv", payload, "text/csv")).run()
     cfg = at.session_state["synth_config"]
     assert at.session_state["dataset"].name == "mine.csv" and (cfg.method, cfg.seed) == ("bootstrap", 5)
+
+
+def _risk_holdout_words(at) -> tuple[list[str], str]:
+    """The Risk page's sentences on the holdout: its captions that say which rows were used, and the sentence
+    on which measures apply (which names held-out rows only when the page has them)."""
+    captions = [c.value for c in at.caption if "held out" in c.value or "every row" in c.value]
+    applies = next(m.value for m in at.markdown if "fully synthetic" in m.value)
+    return captions, applies
+
+
+@pytest.mark.parametrize("before_release", [True, False])
+def test_release_mode_risk_measures_the_release_on_the_rows_it_was_made_from(before_release):
+    # Issue 31.7: a release made with 20% held out, then the holdout unticked on Risk: the page said "every row
+    # is used here" (and measured against every row) while the ledger said 20% was held out. And the other way
+    # round: a release from every row, then Risk's default holdout: "the release too uses the other 80%".
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"g": rng.choice(list("abc"), 1200), "v": rng.integers(0, 50, 1200)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="uploader").set_value(("big.csv", core.to_csv_bytes(df), "text/csv")).run()
+    if before_release:  # Risk's default (20% for 1,000 rows and more) is set before the release
+        at.switch_page("pages/risk.py").run()
+        assert at.session_state["synth_config"].holdout == 0.2
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.switch_page("pages/synthesize.py").run()
+    at.button(key="run_release").click().run()
+    held = at.session_state["release"].synthesis.ledger["holdout"]
+    assert held["taken"] == before_release
+    at.switch_page("pages/risk.py").run()
+    if before_release:
+        at.checkbox(key="risk_holdout_on").uncheck().run()  # the next release's holdout, not this one's
+        assert at.session_state["synth_config"].holdout == 0.0
+    else:
+        assert at.session_state["synth_config"].holdout == 0.2  # the default, set on this first visit
+    assert not at.exception and not at.error
+    captions, applies = _risk_holdout_words(at)
+    if before_release:
+        assert captions == ["The release held out 20% of the rows, as its ledger says: the verdicts compare the "
+                            "records it was made from with records it never saw. The holdout set here (none) "
+                            "applies to the next release: run it again on Synthesize."]
+        assert "rows held out before synthesis show" in applies  # measured with the held-out rows
+    else:
+        assert captions == ["The release was made from every row, as its ledger says, so verdicts beyond the "
+                            "random-data baselines stay open. The holdout set here (20% of the rows) applies to "
+                            "the next release: run it again on Synthesize."]
+        assert "hold out rows before synthesis to tell" in applies  # no held-out rows: none were
