@@ -60,12 +60,37 @@ def _kept_schema(fingerprint: str, fallback: core.Schema | None) -> core.Schema 
     return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
 
 
+def carried_settings(schema: core.Schema, n_rows: int) -> SynthConfig:
+    """The settings a newly chosen table starts from (issue 31.9): the method, ε, δ, seed, fixed seed,
+    implicates and the method's options that name no column carry over from the last table, so a steward
+    comparing two tables keeps what they chose; the columns, the declared row count and the holdout were
+    facts of the last table and start afresh. A method that refuses the new table (its schema and row count:
+    more cells than it allows, say) gives way to the default method with its default options."""
+    if "synth_config" not in st.session_state:
+        return SynthConfig()
+    cfg = config()
+    synth = core.SYNTHESIZERS[cfg.method]
+    kinds = {o.name: o.type for o in synth.options}
+    params = tuple((k, v) for k, v in cfg.params if kinds.get(k) != "columns")
+    kept = dict(epsilon=cfg.epsilon, delta=cfg.delta, seed=cfg.seed, fixed_seed=cfg.fixed_seed,
+                implicates=cfg.implicates)
+    try:
+        refused = not schema.used or synth.refuse(schema, schema.used, n_rows, **synth.resolve(dict(params)))
+    except (ValueError, TypeError):  # an option that no longer applies
+        refused = True
+    return SynthConfig(**kept) if refused else SynthConfig(method=cfg.method, params=params, **kept)
+
+
+def _switch_to(ds: Dataset) -> None:
+    st.session_state["synth_config"] = carried_settings(ds.schema, len(ds.df))
+    st.session_state["dataset"] = ds
+    st.session_state.pop("ru_result", None)
+
+
 def set_bundled(name: str) -> None:
     df, schema = bundled(name)
     fp = core.fingerprint(df)
-    st.session_state["dataset"] = Dataset(name, df, _kept_schema(fp, schema), fp, "bundled")
-    st.session_state["synth_config"] = SynthConfig()
-    st.session_state.pop("ru_result", None)
+    _switch_to(Dataset(name, df, _kept_schema(fp, schema), fp, "bundled"))
 
 
 def set_uploaded(name: str, df: pd.DataFrame) -> None:
@@ -73,10 +98,7 @@ def set_uploaded(name: str, df: pd.DataFrame) -> None:
     (A link waiting for this upload is applied by ``ui.link.apply_pending``.)"""
     fp = core.fingerprint(df)
     schema = _kept_schema(fp, None)
-    st.session_state["dataset"] = Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp,
-                                          "upload")
-    st.session_state["synth_config"] = SynthConfig()
-    st.session_state.pop("ru_result", None)
+    _switch_to(Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp, "upload"))
 
 
 def dataset() -> Dataset:

@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 import dpsynth_core as core
 from tests.conftest import APP, eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
+from ui.state import SynthConfig
 
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py"]
 
@@ -263,3 +265,40 @@ def test_a_refused_synthesis_says_why_and_the_page_recovers(at):
     _no_errors(at)
     assert [b.label for b in at.get("download_button")] == ["Download synthetic CSV", "Download ledger (JSON)",
                                                             "Download settings (JSON, for the dpsynth command)"]
+
+
+def test_switching_datasets_keeps_method_epsilon_and_seed_where_they_apply(at):
+    # Issue 31.9: choosing another table reset method, ε and seed. They carry over; the columns and the declared
+    # row count were the last table's and start afresh.
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="method").set_value("mst").run()
+    eps_input(at).set_value(2.0).run()
+    at.number_input(key="seed").set_value(7).run()
+    at.checkbox(key="n_declared").check().run()
+    at.number_input(key="n_rows").set_value(100).run()
+    _no_errors(at)
+    cfg = at.session_state["synth_config"]
+    assert (cfg.method, cfg.epsilon, cfg.seed, cfg.columns, cfg.n) == ("mst", 2.0, 7, None, 100)
+    at.switch_page("pages/data.py").run()
+    at.selectbox(key="bundled_choice").set_value("diamonds").run()
+    cfg = at.session_state["synth_config"]
+    assert at.session_state["dataset"].name == "diamonds"
+    assert (cfg.method, cfg.epsilon, cfg.seed, cfg.columns, cfg.n) == ("mst", 2.0, 7, None, None)
+    at.switch_page("pages/synthesize.py").run()
+    _no_errors(at)
+    assert at.selectbox(key="method").value == "mst" and eps_input(at).value == 2.0
+    assert at.number_input(key="seed").value == 7 and not at.checkbox(key="n_declared").value
+    assert at.session_state["synth_config"].method == "mst"  # the widgets drawn did not put anything back
+    # A method that refuses the new table gives way to the default; ε and seed still carry over. Dirichlet keeps
+    # the full table: 5 columns of 20 categories are 3.2 million cells, over its million.
+    at.selectbox(key="method").set_value("dirichlet").run()
+    at.multiselect(key="synth_columns").set_value(["cut", "price"]).run()
+    _no_errors(at)
+    assert at.session_state["synth_config"].columns == ("cut", "price")
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame({f"c{j}": rng.choice([f"v{k}" for k in range(20)], 400) for j in range(5)})
+    assert math.prod(len(set(wide[c])) for c in wide) > core.SYNTHESIZERS["dirichlet"].max_cells
+    at.switch_page("pages/data.py").run()
+    at.file_uploader(key="uploader").set_value(("wide.csv", _csv(wide), "text/csv")).run()
+    cfg = at.session_state["synth_config"]
+    assert (cfg.method, cfg.epsilon, cfg.seed, cfg.columns) == (SynthConfig().method, 2.0, 7, None)
