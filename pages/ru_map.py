@@ -17,19 +17,31 @@ def steward_question(table, x: str, y: str) -> dict | None:
         st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
         return None
     q1, q2 = st.columns(2)
-    target = q1.selectbox("Method", dp_methods, format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_q_method")
+    cfg = state.config()
+    suggested = core.suggest_method(state.dataset().schema, cfg.epsilon, cfg.n)  # asked first, when swept
+    first = dp_methods.index(suggested.method) if suggested is not None and suggested.method in dp_methods else 0
+    target = q1.selectbox("Method", dp_methods, index=first, format_func=lambda m: core.SYNTHESIZERS[m].label,
+                          key="ru_q_method")
     info = core.METRICS[y]
-    # The default splits the method's grid (halfway between its best and worst point), so the first answer
-    # says something; the key holds the measure and method, so a new choice gets its own default.
+    # The default is the level the app calls acceptable where it states one (pMSE ratio), else a split of the
+    # method's grid; the key holds the measure and method, so a new choice gets its own default.
     start = core.rumap.default_threshold(table, target, y)
     threshold = q2.number_input(f"{info.label} to reach ({info.reading})",
                                 value=float(info.best) if start != start else start, format="%.4g",
                                 key=f"ru_q_threshold_{y}_{target}")
+    st.caption(core.rumap.threshold_note(y))
     answer = core.rumap.smallest_epsilon(table, target, y, threshold, x)
     if answer["epsilon"] is None:
         st.warning(answer["sentence"])
     else:
-        st.success(answer["sentence"] + " " + answer["resolution"] + " It is ringed on the map.")
+        found = answer["sentence"] + " " + answer["resolution"] + " It is ringed on the map."
+        if answer["acceptable"]:  # green only where the app's own scale calls the utility acceptable
+            st.success(found)
+        elif answer["acceptable"] is None:
+            st.info(found)
+        else:
+            st.warning(found + f" But {info.label} {answer['utility']:.3g} is not what this app calls acceptable "
+                       f"({core.rumap.acceptable_text(info)}).")
     swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
     at_eps = swept[0] if len(swept) == 1 else st.select_slider(
         "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
@@ -72,8 +84,10 @@ elif ss["mode"] == "release":
 else:
     sweep_df = ds.df
 
-methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
-                         format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")
+methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=core.rumap.default_methods(ds.schema, len(ds.df)),
+                         format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods",
+                         help="By default the DP methods the app may suggest for this table; the original data "
+                              "and the bootstrap are always drawn for reference.")
 grid_text = st.text_input("Total ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
 a, b, c, d = st.columns(4)

@@ -76,7 +76,11 @@ def test_ru_map_answers_marks_and_exports_every_format(page):
     wait_idle(page)
     page.locator(".js-plotly-plot").first.wait_for()
     assert page.get_by_role("button", name="Cancel").count() == 0  # the sweep ended: Cancel is gone
-    answer = page.get_by_text(re.compile("^The smallest ε at which Independent noisy marginals reaches"))
+    threshold = page.get_by_label(re.compile("^pMSE ratio to reach"))  # a threshold every sweep reaches
+    threshold.fill("1000")
+    threshold.press("Enter")
+    wait_idle(page)
+    answer = page.get_by_text(re.compile("^The smallest ε at which MST \\(spanning tree of noisy 2-way marginals\\) reaches"))
     answer.wait_for()
     assert re.search(r"(Smallest ε in this grid: [\d.]+; the next lower grid point|is the lowest ε in this grid)",
                      answer.inner_text())
