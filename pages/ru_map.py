@@ -176,19 +176,14 @@ widgets.download("Figure (interactive HTML)", lambda fig=fig: fig.to_html(includ
                    file_name="ru_map.html", mime="text/html", key="ru_html", where=e1)
 widgets.download("Sweep table (CSV)", lambda table=table: core.to_csv_bytes(table), file_name="ru_sweep.csv",
                    mime="text/csv", key="ru_csv", where=e2)
-# The PNG takes seconds (kaleido starts a browser), so it is made on request and kept with the figure it shows,
-# under its own key: a download button's key (ru_png) may not be assigned in session_state.
-fig_id = hash(fig.to_json())
-if e3.button("Figure (PNG)", key="ru_png_make"):
-    try:
-        with st.spinner("Drawing the PNG…"):
-            ss["ru_png_bytes"] = (fig_id, core.plots.figure_png(fig))
-    except RuntimeError as err:
-        errors.show_error(str(err))
-made = ss.get("ru_png_bytes")
-if made and made[0] == fig_id:
-    widgets.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
-                       where=e3)
+# One click: the PNG is made when the button is clicked (seconds: kaleido starts a browser) and downloaded at once.
+# (A button that made it, then a second one that offered it, downloaded nothing on the first click.)
+unavailable = core.plots.png_unavailable()
+if unavailable:
+    e3.caption(unavailable)
+else:
+    widgets.download("Figure (PNG)", lambda fig=fig: core.plots.figure_png(fig), file_name="ru_map.png",
+                     mime="image/png", key="ru_png", where=e3)
 # ε in words where a method has none (the CSV export keeps the number column, empty there).
 st.dataframe(table.assign(epsilon=[core.rumap.epsilon_text(e) for e in table["epsilon"]]), hide_index=True,
              placeholder="")

@@ -5,13 +5,13 @@ map), :mod:`.utility` (Compare page), :mod:`.risk` (Risk page).
 """
 
 from .base import (ECDF_LEVELS, REAL_COLOUR, SYNTH_COLOUR, ci_forest_figure, dcr_figure, ecdf_figure, esc,
-                   figure_png, histogram_figure, ru_figure, step_points)
+                   figure_png, histogram_figure, png_unavailable, ru_figure, step_points)
 from . import teaching  # noqa: F401  (Learn: plots.teaching.*)
 from .risk import dcr_distributions_figure, estimate_figure, roc_figure
 from .utility import (correlation_difference_figure, histogram_grid_figure, importance_figure, missing_figure,
                       propensity_roc_figure, propensity_scores_figure)
 
 __all__ = ["ECDF_LEVELS", "REAL_COLOUR", "SYNTH_COLOUR", "ci_forest_figure", "dcr_figure", "ecdf_figure", "esc",
-           "figure_png", "histogram_figure", "ru_figure", "step_points", "dcr_distributions_figure", "estimate_figure", "roc_figure",
+           "figure_png", "histogram_figure", "png_unavailable", "ru_figure", "step_points", "dcr_distributions_figure", "estimate_figure", "roc_figure",
            "correlation_difference_figure", "histogram_grid_figure", "importance_figure", "missing_figure",
            "propensity_roc_figure", "propensity_scores_figure"]
