@@ -783,13 +783,13 @@ class _NearestGower:
         for k in range(self.numeric.shape[0]):
             d += np.abs(np.repeat(numeric[:, k], each) - self.numeric[k, s_pos])
         weight = 0.5 / self.p
-        free = np.zeros(len(s_pos), dtype=np.uint8)
+        free = np.zeros(len(s_pos), dtype=_count_dtype(len(self.free)))
         for j, k in enumerate(self.free):
             free += np.repeat(codes[:, k], each) != self.codes[j, s_pos]
         for i in range(1, int(free.max(initial=0)) + 1):
             more = free >= i
             d[more] = (d[more] + weight) + weight
-        grouped = np.zeros(len(s_pos), dtype=np.uint8)
+        grouped = np.zeros(len(s_pos), dtype=_count_dtype(len(self.by)))
         groups = self.member_group[s_pos]
         for j, k in enumerate(self.by):
             grouped += np.repeat(codes[:, k], each) != self.keys[groups, j]
@@ -859,6 +859,11 @@ def _l1_nearest(numeric: np.ndarray, codes: np.ndarray, members: np.ndarray, mem
     return out
 
 
+def _count_dtype(columns: int) -> type:
+    """The integer type that counts mismatches over ``columns`` columns: a byte up to 255 of them."""
+    return np.uint8 if columns <= 255 else np.int32
+
+
 #: Ungrouped category columns from which the outright search counts mismatches rather than adding their
 #: weights: below it the two passes of floats per column cost less than ranking and re-summing.
 COUNTED_COLUMNS = 3
@@ -873,9 +878,7 @@ def _nearest_with_mismatches(d: np.ndarray, codes: np.ndarray, member_codes: np.
     last place of the sum, and the sum itself is then taken in the tree's order for the members ranked
     within 1e-9 of each row's least: the same float as before.
     """
-    count = np.zeros(d.shape, dtype=np.uint8)  # at most 255 ungrouped category columns mismatch
-    wide = len(member_codes) > 255
-    count = count.astype(np.int32) if wide else count
+    count = np.zeros(d.shape, dtype=_count_dtype(len(member_codes)))
     for k, column in enumerate(member_codes):
         count += codes[:, k, None] != column
     approx = count * (2 * weight)
