@@ -159,7 +159,7 @@ def run_flow(path: Path, methods: list[str], rows: int) -> tuple[int, str]:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
-    from tests.e2e.conftest import FLAGS, _free_port, go, wait_idle
+    from tests.e2e.conftest import FLAGS, _free_port, go, new_page, wait_idle
 
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.port", str(port),
@@ -178,8 +178,7 @@ def run_flow(path: Path, methods: list[str], rows: int) -> tuple[int, str]:
         sampler.start()
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=FLAGS)
-            pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-            pg.set_default_timeout(1_200_000)
+            opened = {}
 
             def step(name, action):
                 sampler.mark()
@@ -194,7 +193,8 @@ def run_flow(path: Path, methods: list[str], rows: int) -> tuple[int, str]:
                   "sampled every 20 ms")
             print("| step | peak RSS, MiB | RSS after, MiB | server CPU, s | wall, s | load |")
             print("|---|---|---|---|---|---|")
-            step("open the app", lambda: (pg.goto(url), wait_idle(pg)))
+            step("open the app", lambda: opened.update(page=new_page(browser, url, timeout_ms=1_200_000)[1]))
+            pg = opened["page"]
 
             def upload():
                 pg.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(path))

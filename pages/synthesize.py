@@ -3,7 +3,7 @@
 import streamlit as st
 
 import dpsynth_core as core
-from ui import errors, link, runs, spending, state, text, widgets
+from ui import audit, errors, link, runs, spending, state, text, widgets
 
 errors.start_page()
 
@@ -128,6 +128,8 @@ def release_run() -> None:
                            file_name=release.internal_name, mime="text/html", key="download_internal", where=d2)
         st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
                    "The internal report compares the release with the confidential data: keep it with the data.")
+        st.subheader("Privacy audit of the release's method")
+        audit.release_audit(release.synthesis, state.dataset().schema, dict(state.config().params))
     st.subheader("Every use of this dataset")
     widgets.ledger_tables()
 
@@ -140,7 +142,8 @@ def exploration(ds) -> None:
     widgets.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
-    st.dataframe(text.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
+    # A preview (the download has every row); a missing value blank, as in the CSV, not "None".
+    st.dataframe(text.displayable(result.data.head(50)), height=260, placeholder="")
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)

@@ -1,5 +1,6 @@
 """The command line end to end: ``python -m dpsynth_core …`` on the bundled data, in a temporary folder."""
 
+import contextlib
 import io
 import json
 import os
@@ -13,6 +14,7 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core import cli
+from dpsynth_core.privacy.audit import bound_text, run_audit
 from dpsynth_core.settings import parse_settings, settings_json
 from ui import state
 from tests.conftest import ROOT, entries
@@ -21,7 +23,27 @@ DATA, SCHEMA = str(ROOT / "data/penguins.csv"), str(ROOT / "data/penguins.schema
 
 
 def run(*args, cwd):
-    """(exit code, stdout, stderr) of ``python -m dpsynth_core args``."""
+    """(exit code, stdout, stderr) of ``dpsynth args`` in the folder ``cwd``.
+
+    The command's own function, :func:`cli.main`, as the console script calls it, in this process: a new
+    Python process importing the libraries cost about 1 s of CPU a call. That ``python -m dpsynth_core``
+    as a process of its own reaches it, and exits with its code, is tested once, by :func:`run_process`.
+    """
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main([str(a) for a in args])
+            except SystemExit as stop:  # argparse's own usage errors and --help
+                code = stop.code
+    finally:
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_process(*args, cwd):
+    """(exit code, stdout, stderr) of ``python -m dpsynth_core args``, a process of its own."""
     proc = subprocess.run([sys.executable, "-m", "dpsynth_core", *map(str, args)], cwd=cwd, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return proc.returncode, proc.stdout, proc.stderr
@@ -91,14 +113,16 @@ def test_sweep_writes_the_ru_table_and_the_map(tmp_path, penguins):
                        "0.5,4", "--seed", "5", "--n-jobs", "1", "-o", "sweep.csv", cwd=tmp_path)
     assert code == 0, err
     assert f"[{'#' * 30}] 100%" in err and err.count("%  ") == 5  # the bar, redrawn after each of the 5 points
-    want = core.ru_map(df, ["independent", "dp_seqreg"], [0.5, 4.0], seed=5, schema=schema)
+    # Computed serially, as the command was asked to (test_sweep_parallel.py: local processes give this table).
+    want = core.ru_map(df, ["independent", "dp_seqreg"], [0.5, 4.0], seed=5, schema=schema, n_jobs=1)
     assert (tmp_path / "sweep.csv").read_bytes() == core.to_csv_bytes(want)
     html = (tmp_path / "sweep.html").read_text()
     assert "plotly" in html and "Independent noisy marginals" in html
 
 
 def test_sweep_runs_on_a_dask_scheduler(tmp_path, penguins):
-    distributed = pytest.importorskip("dask.distributed")
+    from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
+
     df, schema = penguins
     with distributed.LocalCluster(n_workers=2, processes=False, protocol="tcp", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
@@ -208,6 +232,11 @@ def test_a_ledger_that_cannot_be_written_stops_the_command_before_any_output(tmp
     (["synthesize", "bad.json", "-o", "x.csv"], "at least two columns"),
     (["sweep", DATA, "--epsilons", "1,abc", "-o", "x.csv"], "ε"),
     (["sweep", DATA, "--methods", "independent", "--epsilons", "1", "--x", "nope", "-o", "x.csv"], "unknown measures"),
+    (["audit", "--method", "cart"], "Sequential CART is not differentially private: there is no ε to audit."),
+    (["audit", "--method", "independent", "--runs", "2"], "an audit needs at least 4 runs"),
+    (["audit", "--method", "mst", "--design", "1"], "declares 1 audit(s), numbered from 0"),
+    (["audit", "--method", "independent", "--schema", "bad.json"], "not valid JSON"),
+    (["audit", "--method", "independent", "--param", "bins=0"], "bins"),
 ])
 def test_bad_input_is_one_sentence_and_exit_code_2(tmp_path, args, says, capsys, monkeypatch):
     (tmp_path / "bad.json").write_text("{not json")
@@ -219,8 +248,28 @@ def test_bad_input_is_one_sentence_and_exit_code_2(tmp_path, args, says, capsys,
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_audit_prints_the_cores_table_and_verdict(capsys):
+    args = dict(runs=30, seed=4, n_jobs=1)
+    assert cli.main(["audit", "--method", "independent", "--runs", "30", "--seed", "4", "--n-jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    result = run_audit("independent", **args)  # the same seeded runs, from the library
+    for outcome in (result.honest, result.broken):
+        assert bound_text(outcome.bound) in out and outcome.event in out
+    assert "ε claimed per release" in out and "D has 30 rows" in out and result.verdict() in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("as released ", "broken variant "))]
+    assert [r[-4:] for r in rows] == [["1", "1", bound_text(result.honest.bound), "30"],
+                                      ["1", "10", bound_text(result.broken.bound), "30"]]
+
+
+def test_audit_builds_its_tables_from_a_given_schema(capsys):
+    assert cli.main(["audit", "--method", "independent", "--schema", SCHEMA, "--rows", "50",
+                     "--runs", "6", "--seed", "1", "--n-jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "D has 50 rows" in out and "species = Gentoo and island = Torgersen" in out
+
+
 def test_bad_input_through_the_process_is_one_line_on_stderr_and_exit_code_2(tmp_path):
-    code, out, err = run("synthesize", DATA, "--schema", SCHEMA, "--method", "pegs", "--epsilon", "0.001",
+    code, out, err = run_process("synthesize", DATA, "--schema", SCHEMA, "--method", "pegs", "--epsilon", "0.001",
                          "-o", "x.csv", cwd=tmp_path)
     assert (code, out) == (2, "")
     assert err == "dpsynth synthesize: error: Setting epsilon must be a number from 0.01 to 100, got 0.001.\n"

@@ -6,6 +6,7 @@ browser's reports of violations.
 """
 
 import re
+import time
 import urllib.request
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 import streamlit
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import go, wait_idle
+from tests.e2e.conftest import go, new_page, wait_idle
 from tests.e2e.test_browser import _sweep_and_pick_independent_at_3
 
 pytestmark = pytest.mark.e2e
@@ -78,21 +79,32 @@ def test_every_response_carries_the_headers_and_no_server_name(server, method, p
         assert not any(s in ("*", "http:", "https:") or "://" in s for s in sources), csp
 
 
-def test_every_page_runs_in_chromium_with_no_csp_violation(browser, server, tmp_path):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
-    pg = ctx.new_page()
-    pg.set_default_timeout(120_000)
+def _until(pg, expression: str, seconds: float = 30) -> None:
+    """Wait until ``expression`` is true in the page, read from here (the CSP forbids the page evaluating it)."""
+    deadline = time.monotonic() + seconds
+    while not pg.evaluate(expression):
+        assert time.monotonic() < deadline, f"not true after {seconds} s: {expression}"
+        pg.wait_for_timeout(20)
+
+
+# The browser's own report of each violation, kept in the page for the test to read.
+VIOLATIONS = ("window.__violations = []; document.addEventListener('securitypolicyviolation', "
+              "e => window.__violations.push([e.violatedDirective, e.blockedURI, e.sourceFile].join(' ')));")
+
+
+def test_every_page_runs_in_chromium_with_no_csp_violation(browser, server):
+    ctx, pg = new_page(browser, server, timeout_ms=120_000, scripts=(VIOLATIONS,), accept_downloads=True)
     console = []
     pg.on("console", lambda m: console.append(m.text))
-    # The browser's own report of each violation, kept in the page for the test to read.
-    pg.add_init_script("window.__violations = [];"
-                       "document.addEventListener('securitypolicyviolation', e => window.__violations.push("
-                       "[e.violatedDirective, e.blockedURI, e.sourceFile].join(' ')));")
     try:
-        response = pg.goto(server)
-        assert "content-security-policy" in response.headers  # the page under test is under the policy
-        wait_idle(pg)
+        # The policy is on and its violations are seen: an inline script added to the page does not run.
+        pg.evaluate("() => { const s = document.createElement('script'); s.textContent = 'window.__ran = 1';"
+                    "document.head.append(s); }")
+        _until(pg, "window.__violations.length > 0")  # reported as an event, once the element is refused
+        assert pg.evaluate("window.__ran") is None
+        assert [v.split()[0] for v in pg.evaluate("window.__violations")] == ["script-src-elem"]
+        pg.evaluate("window.__violations = []")
+        console.clear()
         pg.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(ROOT / "data" / "penguins.csv"))
         wait_idle(pg)
         pg.get_by_text("penguins.csv: 344 rows").wait_for()

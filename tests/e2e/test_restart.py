@@ -4,7 +4,6 @@ The server is stopped and started again on the same port, as ``bash scripts/run.
 Chromium keeps the page open at ``localhost`` (the address the server prints).
 """
 
-import re
 from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
@@ -12,7 +11,7 @@ import pytest
 
 import dpsynth_core as core
 from tests.conftest import ROOT
-from tests.e2e.conftest import ARTIFACTS, _free_port, _serve, go, wait_idle
+from tests.e2e.conftest import ARTIFACTS, _free_port, _serve, go, new_page, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -29,16 +28,12 @@ def test_a_restart_says_what_was_lost_and_the_upload_made_again_takes_the_settin
     path = tmp_path / "mine.csv"
     path.write_bytes(core.to_csv_bytes(pd.read_csv(ROOT / "data" / "penguins.csv").head(120)))
     port = _free_port()
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
+    ctx = None
     try:
         with _serve("streamlit-restart-1.log", port=port):
             log = (ARTIFACTS / "streamlit-restart-1.log").read_text()
             assert f"URL: http://localhost:{port}" in log  # the address printed is localhost
-            pg.goto(f"http://localhost:{port}")
-            wait_idle(pg)
+            ctx, pg = new_page(browser, f"http://localhost:{port}", timeout_ms=60_000)
             pg.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(path))
             wait_idle(pg)
             pg.get_by_text("mine.csv: 120 rows").wait_for()
@@ -66,4 +61,5 @@ def test_a_restart_says_what_was_lost_and_the_upload_made_again_takes_the_settin
             after = _params(pg)
             assert after == {**before, "data": after["data"]} and after["data"] != before["data"]
     finally:
-        ctx.close()
+        if ctx is not None:
+            ctx.close()

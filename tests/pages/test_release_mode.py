@@ -5,6 +5,7 @@ import io
 import json
 import zipfile
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -140,3 +141,66 @@ def test_a_link_for_an_uploaded_file_waits_for_that_file():
     at.file_uploader(key="uploader").set_value(("mine.csv", payload, "text/csv")).run()
     cfg = at.session_state["synth_config"]
     assert at.session_state["dataset"].name == "mine.csv" and (cfg.method, cfg.seed) == ("bootstrap", 5)
+
+
+def test_the_release_shows_an_audit_of_its_method_on_a_look_alike(at, ledger_store):
+    # Release with MST at ε = 1: the audit beside it claims the release's ε and δ, runs on a look-alike of the
+    # declared schema with the release's options, and adds nothing to the ledger store.
+    at.switch_page("pages/synthesize.py").run()
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.selectbox(key="method").set_value("mst").run()
+    at.switch_page("pages/synthesize.py").run()
+    at.button(key="run_release").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    recorded = entries(ledger_store)
+    at.select_slider(key="release_audit_runs_mst").set_value(75).run()
+    at.button(key="release_audit_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    result = at.session_state["audit_results"]["release_audit"][1]
+    led = at.session_state["release"].synthesis.ledger
+    assert (result.method, result.claim, result.delta, result.runs) == ("mst", led["epsilon_total"], led["delta"], 75)
+    ds = at.session_state["dataset"]
+    assert ds.schema.used[0] in result.honest.statistic  # the pair was built from the dataset's schema
+    assert entries(ledger_store) == recorded
+    assert {m.label: m.value for m in at.metric}["Lower bound on ε, 95 %"] == \
+        core.privacy.audit.bound_text(result.honest.bound)
+
+
+def _risk_holdout_words(at) -> tuple[list[str], str]:
+    """The Risk page's sentences on the holdout: its captions that say which rows were used, and the sentence
+    on which measures apply (which names held-out rows only when the page has them)."""
+    captions = [c.value for c in at.caption if "held out" in c.value or "every row" in c.value]
+    applies = next(m.value for m in at.markdown if "fully synthetic" in m.value)
+    return captions, applies
+
+
+@pytest.mark.parametrize("held_out", [True, False])
+def test_release_mode_risk_measures_the_release_on_the_rows_it_was_made_from(held_out):
+    # Issue 31.7: a release made with 20% held out, then the holdout set to none for the next one: Risk said
+    # "every row is used" (and measured against every row) while the ledger said 20% was held out. And the
+    # other way round: a release from every row, then 20% set: "the release too uses the other 80%".
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"g": rng.choice(list("abc"), 1200), "v": rng.integers(0, 50, 1200)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="uploader").set_value(("big.csv", core.to_csv_bytes(df), "text/csv")).run()
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="holdout").set_value(0.2 if held_out else 0.0).run()
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.switch_page("pages/synthesize.py").run()
+    at.button(key="run_release").click().run()
+    held = at.session_state["release"].synthesis.ledger["holdout"]
+    assert held["taken"] == held_out and held.get("share", 0.2) == 0.2
+    at.selectbox(key="holdout").set_value(0.0 if held_out else 0.2).run()  # the next release's holdout
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception and not at.error
+    captions, applies = _risk_holdout_words(at)
+    if held_out:
+        assert captions == ["The release held out 20% of the rows, as its ledger says: the verdicts compare the "
+                            "records it was made from with records it never saw. The holdout set on Synthesize "
+                            "(none) applies to the next release: run it again there."]
+        assert "rows held out before synthesis show" in applies  # measured with the held-out rows
+    else:
+        assert captions == ["The release was made from every row, as its ledger says, so verdicts beyond the "
+                            "random-data baselines stay open. The holdout set on Synthesize (20% of the rows) "
+                            "applies to the next release: run it again there."]
+        assert "hold out rows before synthesis to tell" in applies  # no held-out rows: none were
