@@ -31,7 +31,8 @@ from . import plots, risk
 from .metric_info import MetricContext, metrics, section_estimates, section_title, sections
 from .privacy import ledger_steps_table, ratio_text
 from .release import format_number, public_ledger, release_files, zip_bytes
-from .schema import FIELDS, Schema, schema_table
+from .schema import FIELDS, Schema
+from .schema_editor import schema_table
 from .synth import Synthesis
 from .utility import histogram_data, ks_statistic
 from .utility.propensity import fitted

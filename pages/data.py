@@ -103,7 +103,7 @@ for where, (label, fields, kinds, key, helptext) in zip(st.columns(len(BULK)), B
                  disabled=not _pending(fields, kinds), width="stretch")
 
 table = core.schema_table(schema)
-NOTE = core.schema.DERIVED_NOTE
+NOTE = core.schema_editor.DERIVED_NOTE
 
 
 def _highlight(row):
