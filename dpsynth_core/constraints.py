@@ -32,6 +32,12 @@ FLOAT32_SAFE = 1e38
 MAX_CATEGORIES = 100        # a text column with more distinct values is excluded
 INTEGER_CATEGORICAL_MAX = 10  # an integer column with at most this many values is categorical
 ID_MIN_ROWS = 20            # below this, "a distinct value per row" says nothing
+# Special values of a numeric column (0 hours worked, a code such as −8): point masses the
+# marginal-based methods keep as cells of their own and release exactly. Inference (and the
+# private estimate) suggests the exact values holding at least this share of a column, at most
+# MAX_SPECIALS of them, most frequent first.
+MAX_SPECIALS = 5
+SPECIAL_MIN_SHARE = 0.1
 
 # Synthesis.
 DEFAULT_BINS = 20           # bins per numeric column for methods that need categories

@@ -293,3 +293,55 @@ def test_public_view_has_no_count_reason_or_value_read_off_the_data():
 def test_inferred_precision_is_the_fewest_decimals_that_write_every_value(values, decimals):
     col = _col(values * 10 + [v + 100 for v in values] * 10)
     assert col.kind == "numeric" and col.decimals == decimals
+
+
+# --- special values and private estimates in the schema ------------------------
+
+def test_inferred_special_values_are_the_values_holding_a_tenth():
+    # 0 holds 40 %, 99999 holds 10 % (exactly the share), 7 holds 5 %: two special values, most frequent first.
+    values = [0.0] * 40 + [99999.0] * 10 + [7.0] * 5 + [float(v) for v in range(100, 145)]
+    col = _col(values)
+    assert col.kind == "numeric" and col.specials == (0.0, 99999.0)
+    assert "specials" in col.derived_fields and "specials" in col.relevant_fields
+    # A column with no such value has none, and the field does not apply.
+    assert _col([0.5 * v for v in range(40)]).relevant_fields == {"kind", "lower", "upper", "integer", "nullable",
+                                                               "decimals"}
+
+
+def test_special_values_are_checked():
+    with pytest.raises(ValueError, match="special values must be numbers"):
+        ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=("a",))
+    with pytest.raises(ValueError, match="finite"):
+        ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=(float("nan"),))
+    with pytest.raises(ValueError, match=f"at most {constraints.MAX_SPECIALS}"):
+        ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=tuple(range(constraints.MAX_SPECIALS + 1)))
+    # repeated values collapse; a categorical column has none
+    assert ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=(0, 0.0, -8)).specials == (0.0, -8.0)
+    assert ColumnSchema(name="g", kind="categorical", categories=("a",), specials=(0,)).specials == ()
+
+
+def test_estimated_fields_round_trip_and_are_public_with_their_epsilon():
+    steps = [{"mechanism": "noisy log-scale histogram", "target": "schema: bounds of x", "epsilon": 0.03},
+             {"mechanism": "two-sided geometric", "target": "schema: missing values of x", "epsilon": 0.01,
+              "delta": 0.0}]
+    spec = {"x": {"kind": "numeric", "bounds": [0, 1000], "specials": [0], "nullable": True,
+                  "derived": ["integer"], "estimated": {"lower": 0.03, "upper": 0.03, "nullable": 0.01},
+                  "estimate_steps": steps},
+            "g": {"kind": "categorical", "categories": ["a", "b"]}}
+    schema = Schema.from_dict(spec)
+    x = schema["x"]
+    assert x.estimated_fields == {"lower", "upper", "nullable"} and x.derived_fields == {"integer"}
+    assert x.declared_fields == {"kind", "specials"}
+    assert x.source("upper") == "estimated privately (ε = 0.03)" and x.source("integer") == "read off the data (not DP)"
+    assert schema.estimate_epsilon == pytest.approx(0.04) and schema.estimate_delta == 0.0
+    assert Schema.from_dict(json.loads(json.dumps(schema.to_dict()))) == schema
+    public = x.to_public_dict()
+    # estimated values are published with their ε and steps; the value read off the data is withheld
+    assert public["bounds"] == [0.0, 1000.0] and public["specials"] == [0.0] and public["nullable"] is True
+    assert public["estimated"] == {"lower": 0.03, "nullable": 0.01, "upper": 0.03}
+    assert public["estimate_steps"] == steps and public["withheld"] == ["integer"] and "integer" not in public
+    # Declaring an estimated field makes it declared; the steps stay.
+    again = x.declare({"upper"})
+    assert again.estimated_fields == {"lower", "nullable"} and again.estimate_steps == x.estimate_steps
+    with pytest.raises(ValueError, match="estimated must map"):
+        Schema.from_dict({"x": {"kind": "numeric", "bounds": [0, 1], "estimate_steps": [{"target": "x"}]}})

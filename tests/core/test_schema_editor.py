@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from dpsynth_core.datasets import load_bundled
-from dpsynth_core.schema import infer_schema, merge_declared
-from dpsynth_core.schema_editor import schema_from_table, schema_table
+from dpsynth_core.schema import FIELDS, ColumnSchema, Schema, infer_schema, merge_declared
+from dpsynth_core.schema_editor import (declarable, declaration_sentence, schema_from_table, schema_table)
 from tests.conftest import DATA
 
 
@@ -25,7 +25,8 @@ def test_schema_table_round_trip(source):
     schema = inferred if source == "inferred" else merge_declared(inferred, load_bundled("penguins")[1])
     table = schema_table(schema)
     assert list(table["column"]) == list(df.columns)
-    assert list(table["public"]) == [not c.derived for c in schema.columns.values()]
+    assert list(table["read off the data"]) == [", ".join(f for f in FIELDS if f in c.derived_fields)
+                                                for c in schema.columns.values()]
     back = schema_from_table(table, schema, keys=schema.keys, sensitive=schema.sensitive)
     assert back == schema
 
@@ -46,7 +47,7 @@ def test_editing_a_bound_declares_that_bound_only():
     assert col.derived_fields == {"kind", "upper", "integer", "nullable", "decimals"}
     assert edited.derived_columns == schema.used
     note = schema_table(edited).set_index("column").loc["bill_length_mm"]
-    assert note["read off the data"] == "kind, upper, integer, nullable, decimals" and not note["public"]
+    assert note["read off the data"] == "kind, upper, integer, nullable, decimals" and not note["estimated privately"]
     # The public view names the declared bound and withholds the data's maximum.
     public = edited.to_public_dict()["bill_length_mm"]
     assert public == {"lower": 30.0, "withheld": ["kind", "upper", "integer", "nullable", "decimals"]}
@@ -55,26 +56,59 @@ def test_editing_a_bound_declares_that_bound_only():
     assert edited["bill_depth_mm"] == schema["bill_depth_mm"]
 
 
-def test_ticking_public_and_editing_categories():
+def test_a_value_read_off_the_data_is_declared_one_field_at_a_time_naming_it():
     df = pd.read_csv(DATA / "penguins.csv")
     schema = infer_schema(df)
     table = schema_table(schema)
-    table.loc[table["column"] == "year", "public"] = True
     table.loc[table["column"] == "species", "categories"] = "Adelie, Chinstrap, Gentoo, Emperor"
     edited = schema_from_table(table, schema, keys=["species", "nope"], sensitive="body_mass_g")
-    # Ticking "public" declares every value of the row as shown.
-    assert not edited["year"].derived and edited["year"].categories == (2007, 2008, 2009)
-    assert edited["year"].reason == "declared on the Data page"
     assert edited["species"].categories == ("Adelie", "Chinstrap", "Gentoo", "Emperor")
     # The typed list is declared; the kind and the nullable flag were read off the data and still are.
     assert edited["species"].declared_fields == {"categories"}
     assert edited["species"].derived_fields == {"kind", "nullable"}
     assert edited.keys == ("species",) and edited.sensitive == "body_mass_g"
-    # Unticking a public row marks its values as read off the data again.
-    table = schema_table(edited)
-    table.loc[table["column"] == "year", "public"] = False
-    again = schema_from_table(table, edited)
-    assert again["year"].derived_fields == {"kind", "categories", "nullable"}
+    # Each field read off the data is offered on its own, with its exact value.
+    items = {(d.column, d.field): d for d in declarable(edited)}
+    assert len(items) == sum(len(c.derived_fields) for c in edited.columns.values())
+    top = items[("body_mass_g", "upper")]
+    assert top.value == str(int(df["body_mass_g"].max())) == "6300"
+    sentence = declaration_sentence(top)
+    assert "upper bound of 'body_mass_g' as public: 6300" in sentence and "only right if" in sentence
+    assert items[("year", "categories")].value == "2007, 2008, 2009"
+    assert items[("sex", "nullable")].value == "may be missing"
+    declared = edited.replace_column("body_mass_g", derived_fields=edited["body_mass_g"].derived_fields - {"upper"})
+    assert declared["body_mass_g"].declared_fields == {"upper"}
+
+
+def test_special_values_are_typed_as_numbers_and_then_declared():
+    df = pd.DataFrame({"hours": [0.0] * 30 + [float(h) for h in range(10, 80)]})
+    schema = infer_schema(df)
+    # 0 holds 30 of 100 values: read off the data as a special value (a share of at least 10 %).
+    assert schema["hours"].specials == (0.0,) and "specials" in schema["hours"].derived_fields
+    table = schema_table(schema)
+    assert table.loc[0, "specials"] == "0"
+    table.loc[0, "specials"] = "0, -8"
+    edited = schema_from_table(table, schema)["hours"]
+    assert edited.specials == (0.0, -8.0) and "specials" in edited.declared_fields
+    table.loc[0, "specials"] = ""
+    assert schema_from_table(table, schema)["hours"].specials == ()
+    table.loc[0, "specials"] = "zero"
+    with pytest.raises(ValueError, match="'hours': special values are numbers"):
+        schema_from_table(table, schema)
+
+
+def test_an_estimated_value_keeps_its_source_until_typed():
+    step = {"mechanism": "two-sided geometric", "target": "schema: x", "epsilon": 0.05}
+    col = ColumnSchema(name="x", kind="numeric", bounds=(0.0, 10.0), estimated={"lower": 0.02, "upper": 0.02},
+                       estimate_steps=(step,))
+    schema = Schema({"x": col})
+    table = schema_table(schema)
+    assert table.loc[0, "estimated privately"] == "lower (ε = 0.02), upper (ε = 0.02)"
+    assert schema_from_table(table, schema) == schema
+    table.loc[0, "upper"] = 12.0
+    edited = schema_from_table(table, schema)["x"]
+    assert edited.estimated_fields == {"lower"} and "upper" in edited.declared_fields
+    assert edited.estimate_steps == (step,)  # the ε was spent: its step stays with the column
 
 
 def test_inferred_flags_are_read_off_the_data_and_declared_one_by_one():
