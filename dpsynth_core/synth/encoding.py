@@ -3,9 +3,16 @@
 Methods that work on categories see every column as integer codes
 0..size−1: a categorical column's declared categories, a numeric column's
 equal-width bins over its declared bounds (one bin per value for a small
-integer range), and, for a nullable column, one last code for "missing".
-Decoding draws a numeric value uniformly inside its bin, so no real value is
-ever copied.
+integer range) followed by one cell per special value, and, for a nullable
+column, one last code for "missing". Decoding draws a numeric value
+uniformly inside its bin, so no real value is ever copied; a special value's
+cell decodes to that value exactly (it is public: declared or estimated
+privately), and a bin never decodes to a special value of a whole-number
+column, so each special value's share is its cell's.
+
+The special-value cells are kept in their own functions (:func:`with_specials`,
+:func:`encode_specials`, :func:`decode_specials`), apart from the binning of
+the numeric range, so the two can change independently.
 """
 
 from __future__ import annotations
@@ -25,12 +32,18 @@ class Domain:
     """The discretised domain of one column."""
 
     column: ColumnSchema
-    labels: tuple            # category values, or bin intervals for numeric
-    edges: np.ndarray | None  # numeric bin edges, len(labels) + 1
+    labels: tuple            # category values, or bin intervals then special values for numeric
+    edges: np.ndarray | None  # numeric bin edges, one more than the bins
+    specials: tuple = ()     # a numeric column's special values, coded after its bins
 
     @property
     def size(self) -> int:
         return len(self.labels) + int(self.column.nullable)
+
+    @property
+    def n_bins(self) -> int:
+        """Codes of the numeric range's bins (0 … n_bins − 1); every label for a categorical column."""
+        return len(self.labels) - len(self.specials)
 
     @property
     def missing_code(self) -> int | None:
@@ -38,7 +51,7 @@ class Domain:
 
 
 def column_domain(col: ColumnSchema, bins: int) -> Domain:
-    """Domain of ``col``: its categories, or ``bins`` bins over its bounds."""
+    """Domain of ``col``: its categories, or ``bins`` bins over its bounds and its special values."""
     if col.kind == "categorical":
         return Domain(col, tuple(col.categories), None)
     if col.kind != "numeric":
@@ -52,7 +65,50 @@ def column_domain(col: ColumnSchema, bins: int) -> Domain:
     else:
         edges = np.array([lo, hi], dtype=float)
     labels = tuple(zip(edges[:-1], edges[1:]))
-    return Domain(col, labels, edges)
+    return with_specials(Domain(col, labels, edges))
+
+
+# -- special values: one cell each, released exactly -------------------------------------------------
+
+def with_specials(domain: Domain) -> Domain:
+    """``domain`` with a cell for each of its column's special values, after the bins."""
+    specials = domain.column.specials
+    if not specials:
+        return domain
+    return Domain(domain.column, domain.labels + tuple(specials), domain.edges, tuple(specials))
+
+
+def encode_specials(raw: np.ndarray, codes: np.ndarray, domain: Domain) -> np.ndarray:
+    """``codes`` with each value equal to a special value (exactly, before any clipping) in its cell."""
+    for k, value in enumerate(domain.specials):
+        codes[raw == value] = domain.n_bins + k
+    return codes
+
+
+#: Draws of a whole-number bin that land on a special value are drawn again, at most this many times
+#: (a bin [0, 2.5) with 0 special: (1/5)^50 of a draw is left on 0; a bin that holds only special
+#: whole numbers keeps them).
+SPECIAL_REDRAWS = 50
+
+
+def decode_specials(codes: np.ndarray, x: np.ndarray, domain: Domain, draw_bin) -> np.ndarray:
+    """``x`` (values drawn inside the bins of ``codes``) with the special cells set to their values, and the
+    bins' draws of a whole-number column moved off the special values by drawing again (``draw_bin(rows)``
+    draws those rows afresh)."""
+    if not domain.specials:
+        return x
+    specials = np.asarray(domain.specials, dtype=float)
+    in_bin = codes < domain.n_bins
+    if domain.column.integer:
+        again = np.flatnonzero(in_bin & np.isin(x, specials))
+        for _ in range(SPECIAL_REDRAWS):
+            if not len(again):
+                break
+            x[again] = draw_bin(again)
+            again = again[np.isin(x[again], specials)]
+    special = (codes >= domain.n_bins) & (codes < domain.n_bins + len(specials))
+    x[special] = specials[codes[special] - domain.n_bins]
+    return x
 
 
 def encode_column(values: pd.Series, domain: Domain) -> np.ndarray:
@@ -67,11 +123,11 @@ def encode_column(values: pd.Series, domain: Domain) -> np.ndarray:
         codes = np.append(lookup, OUTSIDE)[found]  # a missing value (-1) is coded just below
     else:
         lo, hi = col.bounds
-        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-        missing = np.isnan(x)  # text coerced to NaN is missing, never the top bin
-        x = np.clip(np.where(missing, lo, x), lo, hi)
+        raw = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        missing = np.isnan(raw)  # text coerced to NaN is missing, never the top bin
+        x = np.clip(np.where(missing, lo, raw), lo, hi)
         inner = domain.edges[1:-1]
-        codes = np.searchsorted(inner, x, side="right").astype(np.int64)
+        codes = encode_specials(raw, np.searchsorted(inner, x, side="right").astype(np.int64), domain)
     codes[missing] = domain.missing_code if col.nullable else OUTSIDE
     return codes
 
@@ -88,9 +144,14 @@ def decode_column(codes: np.ndarray, domain: Domain, rng: np.random.Generator) -
         out[is_missing] = np.nan
         return out
     lo, hi = col.bounds
-    left, right = domain.edges[safe], domain.edges[safe + 1]
-    x = left + rng.random(n) * (right - left)
-    x = np.clip(np.rint(x) if col.integer else x, lo, hi)
+    bin_of = np.minimum(safe, domain.n_bins - 1)  # a special cell's draw is replaced by its value below
+    left, right = domain.edges[bin_of], domain.edges[bin_of + 1]
+
+    def draw(rows) -> np.ndarray:
+        x = left[rows] + rng.random(len(rows)) * (right[rows] - left[rows])
+        return np.clip(np.rint(x) if col.integer else x, lo, hi)
+
+    x = decode_specials(safe, draw(np.arange(n)), domain, draw)
     x[is_missing] = np.nan
     return x
 
@@ -98,7 +159,7 @@ def decode_column(codes: np.ndarray, domain: Domain, rng: np.random.Generator) -
 def keep_in_domain(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
     """Real values of a column as a method that copies them releases: inside the declared domain.
 
-    Numbers are clipped to the bounds; a category outside the declared list (or
+    Numbers are clipped to the bounds, bar the special values; a category outside the declared list (or
     text in a numeric column) becomes missing, since an undeclared value must
     not be released. Values already inside come back as they are (whole
     numbers past 2**53 stay exact).
@@ -114,8 +175,9 @@ def keep_in_domain(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
         return values
     x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
     lo, hi = col.bounds
-    outside = (x < lo) | (x > hi) | (np.isnan(x) & pd.notna(values))
-    return np.clip(x, lo, hi) if outside.any() else values
+    special = np.isin(x, np.asarray(col.specials, dtype=float))
+    outside = (((x < lo) | (x > hi)) & ~special) | (np.isnan(x) & pd.notna(values))
+    return np.where(special, x, np.clip(x, lo, hi)) if outside.any() else values
 
 
 def encode(df: pd.DataFrame, schema: Schema, columns: list[str], bins: int) -> tuple[np.ndarray, list[Domain]]:

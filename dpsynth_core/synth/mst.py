@@ -111,15 +111,16 @@ def measure_marginals(df, schema, columns, bins):
 
 
 def _coarse_of(col, fine: Domain, bins: int) -> np.ndarray:
-    """The bin (of ``bins`` per numeric column) holding each half-width bin: pairs of them.
+    """The bin (of ``bins`` per numeric column) holding each half-width bin: pairs of them; a special
+    value's cell and the missing cell are their own.
 
     Categories, and whole-number columns with one bin per value at ``bins``,
     are the same at both widths.
     """
     if col.kind != "numeric" or column_domain(col, bins).size == fine.size:
         return np.arange(fine.size)
-    out = np.arange(len(fine.labels)) // 2
-    return np.append(out, out[-1] + 1) if fine.missing_code is not None else out
+    out = np.arange(fine.n_bins) // 2
+    return np.append(out, out[-1] + 1 + np.arange(fine.size - fine.n_bins))
 
 
 def _groups(noisy: np.ndarray, sigma: float) -> np.ndarray:
