@@ -345,3 +345,22 @@ def test_estimated_fields_round_trip_and_are_public_with_their_epsilon():
     assert again.estimated_fields == {"lower", "nullable"} and again.estimate_steps == x.estimate_steps
     with pytest.raises(ValueError, match="estimated must map"):
         Schema.from_dict({"x": {"kind": "numeric", "bounds": [0, 1], "estimate_steps": [{"target": "x"}]}})
+
+
+def test_bundled_randhie_is_zero_inflated_and_inside_its_declared_schema():
+    # The shares data/README.md states, counted from the raw CSV text.
+    with open(DATA / "randhie.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 20_190
+    zero = {c: sum(float(r[c]) == 0 for r in rows) / len(rows) for c in ("mdvis", "lncoins", "lpi", "fmde")}
+    assert [round(zero[c], 2) for c in zero] == [0.31, 0.54, 0.24, 0.42]
+    df, schema = load_bundled("randhie")
+    assert schema.is_public and schema.sensitive == "mdvis"
+    for name in schema.used:
+        col = schema[name]
+        if col.kind == "numeric":
+            x = df[name].to_numpy(dtype=float)
+            assert ((x >= col.bounds[0]) & (x <= col.bounds[1])).all(), name
+            assert col.specials == ((0.0, 1.0) if name == "physlm" else () if name == "disea" else (0.0,))
+        else:
+            assert set(df[name]) == set(col.categories) == {0, 1}
