@@ -252,3 +252,13 @@ def epsilon_input_error(value) -> str | None:
 # with 1,000 (pmi 0.020, 0.021, 0.039), and 300 chains ran 1.6× faster than
 # 100. Chains ≥ records gives the paper's one-uniform-seed-per-record sampler.
 PER_RECORD_CHAIN_LENGTH = 200
+
+# The private estimate of a schema (schema_estimate.py): the share of a release's ε the Data page
+# proposes for it (bench/bench_schema_estimate.py: at 0.2 of ε = 1, MST's TV2 on diamonds and randhie
+# is no worse than with the hand-declared domains; at 0.1 categories of under 2 % start to be lost),
+# the δ it may spend in all (thresholded histograms), and how sure a bound or flag must be (the
+# chance an empty cell passes its threshold).
+SCHEMA_ESTIMATE_SHARE = 0.2
+SCHEMA_ESTIMATE_DELTA = 1e-7
+SCHEMA_RANGE_BETA = 0.01
+SCHEMA_FLAG_BETA = 0.05
