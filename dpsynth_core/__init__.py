@@ -4,7 +4,8 @@ Pure Python (numpy, pandas, scipy, scikit-learn, plotly figures); never
 imports Streamlit. Every number the app shows is computed here.
 """
 
-from . import cluster, constraints, plots, readout, release, report, rumap, settings, share, teaching  # noqa: F401
+from . import (cluster, constraints, plots, readout, release, report, rumap, schema_editor,  # noqa: F401
+               schema_estimate, settings, share, teaching)
 from .constraints import parse_epsilon_grid
 from .datasets import BUNDLED, load_bundled
 from .errors import DataError, MethodRefused

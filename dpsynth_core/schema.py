@@ -340,6 +340,10 @@ class Schema:
     def __getitem__(self, name: str) -> ColumnSchema:
         return self.columns[name]
 
+    def declare_field(self, name: str, field: str) -> "Schema":
+        """Declare one field of one column public as it stands (an explicit act on that one value)."""
+        return dataclasses.replace(self, columns={**self.columns, name: self.columns[name].declare({field})})
+
     def replace_column(self, name: str, **changes: Any) -> "Schema":
         cols = dict(self.columns)
         cols[name] = cols[name].replace(**changes)

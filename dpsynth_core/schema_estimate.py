@@ -69,6 +69,14 @@ class SchemaEstimate:
     def delta(self) -> float:
         return math.fsum(s.total_delta for s in self.steps)
 
+    def log_entry(self, *, fingerprint: str, dataset: str) -> dict:
+        """The estimate as one use of the data for the session's log (as :func:`.privacy.log_entry` makes
+        for a synthesis). Each synthesis with the schema counts the estimate's ε in its own total too, so
+        a session total that adds both is on the safe side."""
+        return {"fingerprint": fingerprint, "dataset": dataset, "purpose": "schema estimate",
+                "method": "private schema estimate", "epsilon_total": self.epsilon, "is_dp": not self.seeded,
+                "seed": None, "rows": None}
+
 
 # -- the exact counts each step reads (the only reads of the data) ------------------------------------
 
@@ -142,8 +150,9 @@ def _plan(col: ColumnSchema, kind_known: bool, has_candidates: bool) -> list[str
         return []
     bounds = bool({"lower", "upper"} & fields)
     steps = ["presence"] if ("nullable" in fields or bounds) else []
-    # The precision: unless whole numbers are declared, or a precision is.
-    precision = "integer" in fields or not (col.integer or "decimals" in col.declared_fields)
+    # The precision: when the whole-number flag is read off the data, or declared False with no precision public.
+    precision = "integer" in fields or ("integer" in col.declared_fields and not col.integer
+                                        and "decimals" not in col.public_fields)
     steps += ["decimals"] if precision else []
     return steps + (["range", "specials"] if bounds else [])
 
@@ -360,6 +369,12 @@ def _step_dict(step: Step, seeded: bool) -> dict:
 
 # -- the table -----------------------------------------------------------------------------------------
 
+def columns_to_estimate(schema: Schema, candidates: dict | None = None) -> list[str]:
+    """The columns with a field the estimate would release (decided by the declarations alone)."""
+    return [n for n, col in schema.columns.items()
+            if _plan(col, "kind" not in col.derived_fields, n in (candidates or {}))]
+
+
 def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = None,
                     delta: float = constraints.SCHEMA_ESTIMATE_DELTA, ranges: dict | None = None,
                     candidates: dict | None = None, specials: dict | None = None,
@@ -399,7 +414,7 @@ def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = N
         unknown = [c for c in given if c not in schema.columns]
         if unknown:
             raise ValueError(f"{where} names a column {unknown[0]!r} that the data does not have.")
-    todo = [n for n, col in schema.columns.items() if _plan(col, "kind" not in col.derived_fields, n in candidates)]
+    todo = columns_to_estimate(schema, candidates)
     if not todo:
         return SchemaEstimate(schema, (), ("Every field is declared or estimated already: nothing to estimate.",))
     rng = np.random.default_rng(seed)

@@ -30,6 +30,11 @@ def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
     _log(core.privacy.log_entry(ledger, fingerprint=ds.fingerprint, dataset=ds.name, purpose=purpose), key)
 
 
+def log_estimate(entry: dict) -> None:
+    """Add a private estimate of the schema (an entry the core made) to the session ledger."""
+    _log(entry, None)
+
+
 def log_sweep(table: pd.DataFrame) -> None:
     """Every synthesis of an R-U sweep is a use of the data: log each point once."""
     ds, base = state.dataset(), state.synth_key()
