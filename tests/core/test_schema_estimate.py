@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth_core import constraints
+from dpsynth_core import constraints, report
 from dpsynth_core.datasets import load_bundled
 from dpsynth_core.errors import MethodRefused
 from dpsynth_core.privacy.domain import ThresholdedHistogram
@@ -191,6 +191,10 @@ def test_a_synthesis_lists_and_pays_for_the_estimate():
     assert [s["target"] for s in public["steps"][:len(est.steps)]] == [s.target for s in est.steps]
     assert public["public"]["columns"]["mdvis"]["source"].startswith("estimated privately (ε = ")
     assert "estimate_steps" not in public["public"]["columns"]["mdvis"]
+    # The public report's schema table names each estimated field with its ε (ε = 10 a column, split 1:1:6:2).
+    table = report.public_schema_table(result.schema).set_index("column")
+    assert table.loc["mdvis", "estimated privately (ε)"].startswith("kind (ε = 1), lower (ε = 6), upper (ε = 6)")
+    assert table.loc["mdvis", "special values"].split(", ")[0] == "0"
 
 
 def test_the_row_count_takes_its_share_of_what_the_estimate_left():
