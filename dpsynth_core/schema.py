@@ -408,6 +408,9 @@ class Schema:
                     or not all(isinstance(st, dict) and "epsilon" in st for st in steps):
                 raise ValueError(f"column {name!r}: estimated must map fields to ε, and estimate_steps list "
                                  "ledger steps")
+            if d.get("withheld"):
+                raise ValueError(f"column {name!r}: its {', '.join(map(str, d['withheld']))} were withheld (read off "
+                                 "the data, not public); declare them, or estimate them privately")
             specials = d.get("specials", [])
             if not isinstance(specials, list):
                 raise ValueError(f"column {name!r}: specials must be a list of numbers")
