@@ -1,7 +1,8 @@
 """Before any run: what each DP method is likely to keep, and which to try first (issue 18).
 
-Both read public facts only: the schema (its domains), the TOTAL ε, n if
-declared (None: not declared), and the method's options. Neither sees the data.
+Both read public facts only: the schema (its domains), the TOTAL ε (less what a private
+estimate of the schema spent), n if declared (None: not declared), and the method's options.
+Neither sees the data.
 Each method declares its own forecast and whether the suggestion may name it,
 on its class (:class:`~dpsynth_core.synth.Synthesizer`); nothing here names a method.
 """
@@ -27,7 +28,11 @@ def forecast(method: str, schema: Schema, epsilon: float, n: int | None = None, 
     synth = SYNTHESIZERS[method]
     if not synth.is_dp or not schema.used:  # nothing to forecast: not DP, or no modelled column
         return None
-    own = synth.forecast(schema, float(epsilon), n, **synth.resolve(params))
+    left = float(epsilon) - schema.estimate_epsilon  # a private estimate of the schema is paid first
+    if left <= 0:
+        return Forecast(f"Nothing left for {synth.label}: the schema's private estimate spent ε = "
+                        f"{schema.estimate_epsilon:.4g} of this total; choose a larger ε.", "poor")
+    own = synth.forecast(schema, left, n, **synth.resolve(params))
     return own if own is not None else no_forecast(synth.label)
 
 

@@ -24,9 +24,11 @@ from dpsynth_core.datasets import load_bundled
 from dpsynth_core.errors import MethodRefused
 from dpsynth_core.privacy.domain import ThresholdedHistogram
 from dpsynth_core.release import public_ledger
+from dpsynth_core.rumap import ru_map
 from dpsynth_core.schema import Schema, infer_schema
 from dpsynth_core.schema_estimate import WEIGHTS, decimal_counts, estimate_schema
-from dpsynth_core.synth import synthesize
+from dpsynth_core.forecast import forecast
+from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
 LARGE = 400.0  # ε of the whole estimate in the exact checks: at least 40 per step in the frames below
 
@@ -211,6 +213,23 @@ def test_a_release_budget_below_the_estimate_is_refused_in_a_sentence():
     est = estimate_schema(df, 0.5, seed=11)
     with pytest.raises(MethodRefused, match="spent ε = 0.5 .* choose a total ε above it"):
         synthesize(df, "independent", epsilon=0.5, schema=est.schema, n=100)
+
+
+def test_a_sweep_with_an_epsilon_the_estimate_used_up_is_refused_before_it_runs():
+    df = _frame()
+    est = estimate_schema(df, 0.5, seed=13)
+    with pytest.raises(ValueError, match="spent ε = 0.5, which every total ε of the sweep must cover"):
+        ru_map(df, ["independent"], [0.3, 1.0], schema=est.schema, seed=1, n_jobs=1)
+    table = ru_map(df, ["independent"], [1.0], schema=est.schema, seed=1, n_jobs=1, references=False)
+    assert table["epsilon"].tolist() == [1.0]
+
+
+def test_the_forecast_is_made_at_what_the_estimate_left():
+    df = _frame()
+    est = estimate_schema(df, 0.5, seed=14)
+    mst = SYNTHESIZERS["mst"]
+    assert forecast("mst", est.schema, 1.5) == mst.forecast(est.schema, 1.0, None, **mst.resolve({}))
+    assert forecast("mst", est.schema, 0.5).level == "poor"
 
 
 def test_a_seeded_estimate_makes_the_synthesis_not_dp():
