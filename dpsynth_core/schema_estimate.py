@@ -415,8 +415,6 @@ def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = N
         if unknown:
             raise ValueError(f"{where} names a column {unknown[0]!r} that the data does not have.")
     todo = columns_to_estimate(schema, candidates)
-    if not todo:
-        return SchemaEstimate(schema, (), ("Every field is declared or estimated already: nothing to estimate.",))
     rng = np.random.default_rng(seed)
     cols, steps, notes = dict(schema.columns), [], []
     for name in todo:
@@ -425,6 +423,13 @@ def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = N
             coarse=ranges.get(name), candidates=candidates.get(name), specials=specials.get(name))
         steps += col_steps
         notes += col_notes
+    for name, col in cols.items():  # fields no step releases (special values beside declared bounds, say)
+        left = [f for f in col.relevant_fields if f in col.derived_fields]
+        if left and not any(n.startswith(f"{name}: ") for n in notes):
+            notes.append(f"{name}: its {', '.join(sorted(left))} are still read off the data and no step of the "
+                         "estimate releases them beside what is declared; declare them or type them in the table.")
+    if not todo and not notes:
+        notes.append("Every field is declared or estimated already: nothing to estimate.")
     keys = tuple(k for k in schema.keys if cols[k].kind != "excluded")
     sensitive = schema.sensitive if schema.sensitive and cols[schema.sensitive].kind != "excluded" else None
     return SchemaEstimate(Schema(cols, keys, sensitive), tuple(steps), tuple(notes), seed is not None)

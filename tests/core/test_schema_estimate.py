@@ -121,6 +121,16 @@ def test_declared_values_are_kept_and_cost_nothing():
     assert again.steps == () and "nothing to estimate" in again.notes[0]
 
 
+def test_a_field_no_step_releases_is_named():
+    # Bounds and the whole-number flag declared, special values read off the data: the estimate does not run
+    # a special-values step for them alone (whether the data have any is not public), and says so.
+    df = _frame()
+    inferred = infer_schema(df)
+    hours = inferred["hours"].replace(bounds=(0.0, 80.0), derived_fields=frozenset({"specials"}))
+    est = estimate_schema(df[["hours"]], 0.5, base=Schema({"hours": hours}), seed=15)
+    assert est.steps == () and len(est.notes) == 1 and est.notes[0].startswith("hours: its specials are still read")
+
+
 def test_the_plan_follows_the_declarations_not_the_data():
     # Two tables with the same declarations but unlike data get the same steps at the same ε.
     declared = {"x": {"kind": "numeric", "bounds": [0, 1], "derived": ["lower", "upper", "nullable"]}}
