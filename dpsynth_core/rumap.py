@@ -9,11 +9,18 @@ of all methods sit on one ε axis.
 The map is exploration, not a release: each point records the integer seed it
 used, so the app can rebuild exactly that synthesis when a point is chosen,
 and a seeded synthesis is not DP (its ledger says so). Every point reads the
-confidential data; a steward who picks ε from the map tunes on that data.
+confidential data; a steward who picks ε from the map tunes on that data. So
+every synthesis of a sweep is written to the ledger store (purpose "sweep
+point") by the process that called :func:`ru_map`, as each point's result
+arrives and before the table is returned: the workers, perhaps a Dask
+cluster's, never touch the store.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import pickle
 import time
@@ -28,10 +35,10 @@ from joblib.parallel import LokyBackend, get_active_backend
 
 from . import constraints, risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
 from .metric_info import METRICS, MetricContext
-from .privacy import dp_but_for_seed
+from .privacy import Entry, LedgerStore, Use, dp_but_for_seed
 from .schema import Schema
-from .synth import SYNTHESIZERS, synthesize
-from .synth.base import measurement
+from .synth import SYNTHESIZERS, fingerprint
+from .synth.base import compute_synthesis, measurement
 
 #: Measures reported by default, in display order.
 UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")
@@ -97,6 +104,9 @@ def ru_map(
     progress: Callable[[float, str], None] | None = None,
     n_jobs: int | None = None,
     options: dict | None = None,
+    use: Use | None = None,
+    store: LedgerStore | None = None,
+    confidential: bool = True,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
 
@@ -142,6 +152,15 @@ def ru_map(
         The measures' settings (:class:`MetricContext` options); default
         :data:`SWEEP_OPTIONS`, sampled so a point costs about half the full
         measures.
+    use : dpsynth_core.privacy.Use, optional
+        The dataset ``df`` is (its name and the content fingerprint of the
+        whole table) and the source, for the ledger store; its purpose is
+        "sweep point". Default: an unnamed table known by ``df``'s fingerprint.
+    store : dpsynth_core.privacy.LedgerStore, optional
+        The ledger store each point is written to (default the user's).
+    confidential : bool, default True
+        False only for a table that is not confidential (a public look-alike
+        file): nothing is then recorded. Never for the steward's data.
 
     Returns
     -------
@@ -168,6 +187,9 @@ def ru_map(
         raise ValueError(f"The schema's private estimate spent ε = {spent:.4g}, which every total ε of the sweep "
                          "must cover with some left for the synthesis: keep only ε above it in the grid.")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
+    if confidential:
+        use = dataclasses.replace(Use("unnamed table", fingerprint(df)) if use is None else use, purpose="sweep point")
+        store = LedgerStore() if store is None else store
     train, held = split_holdout(df, holdout, mask=holdout_mask)
     jobs: list[tuple[str, float, int]] = [("original", math.nan, 0)] if references else []
     for m in dict.fromkeys(methods):
@@ -188,21 +210,41 @@ def ru_map(
     options = dict(SWEEP_OPTIONS if options is None else options)
     if effective_n_jobs(n_jobs) != 1:
         options.setdefault("threads", 1)  # points run side by side: a measure's own threads would only compete
-    first: dict[str, int] = {}  # method → its first point
-    for i, (m, _, _) in enumerate(jobs):
-        if m != "original":
-            first.setdefault(m, i)
-    opening = sorted(first.values()) + [i for i, j in enumerate(jobs) if j[0] == "original"]
     rows: list[dict | None] = [None] * len(jobs)
+    sweep = None
+    if confidential and seed is not None:
+        # A sweep cut short (a restart, a cancel) resumes: its finished points are read back, and only the
+        # others are computed, with the same seeds, so the table is the uninterrupted sweep's.
+        settings = _sweep_settings(jobs, base, metrics, options, holdout, holdout_mask, schema)
+        sweep, finished = store.begin_sweep(use, settings, len(jobs))
+        for i, scores in finished.items():
+            rows[i] = scores
+    # The measure step reads the data once per method per sweep: round one runs each method's first point still
+    # to do, which measures in its worker and hands the measurement back with its row (the original data's point
+    # beside them), so no worker waits on a slow measurement (PMI's fits: seconds) with nothing to do.
+    # Round two runs every other point with its method's measurement, costliest methods first, so the last
+    # points to finish are short ones. The rows travel pickled once a round (_Pickled); max_nbytes=None:
+    # joblib would otherwise write large arrays (the confidential rows, a bootstrap's measurement) to a
+    # temporary folder to share them, possibly on disk.
+    first: dict[str, int] = {}  # method → its first point to do
+    for i, (m, _, _) in enumerate(jobs):
+        if m != "original" and rows[i] is None:
+            first.setdefault(m, i)
+    opening = sorted(first.values()) + [i for i, j in enumerate(jobs) if j[0] == "original" and rows[i] is None]
     measured: dict = {}
     cost: dict[str, float] = {}
-    done = 0
     total = sum(m != "original" for m, _, _ in jobs)
+    done = sum(m != "original" and rows[i] is not None for i, (m, _, _) in enumerate(jobs))
 
-    def keep(i: int, row: dict, measurement, seconds: float) -> None:
+    def keep(i: int, row: dict, entry: Entry | None, measurement, seconds: float) -> None:
         nonlocal done
-        rows[i] = row
         m, eps, rep = jobs[i]
+        # Written before the point is kept: a failed write ends the sweep, with no table.
+        if sweep is not None:
+            store.record_point(use, entry, sweep, i, _plain(row))
+        elif entry is not None and confidential:
+            store.record(use, entry)
+        rows[i] = row
         if m == "original":
             return
         if i == first[m]:
@@ -217,7 +259,30 @@ def ru_map(
     later = sorted((i for i in range(len(jobs)) if rows[i] is None), key=lambda i: -cost[jobs[i][0]])
     _run([delayed(_point)(i, data, metrics, options, *jobs[i], base, measured[jobs[i][0]]) for i in later],
          n_jobs, keep)
-    return pd.DataFrame(rows)
+    if sweep is not None:
+        store.finish_sweep(sweep)
+    return pd.DataFrame([{k: _plain_value(v) for k, v in row.items()} for row in rows])
+
+
+def _sweep_settings(jobs, base: int, metrics, options: dict, holdout: float, holdout_mask, schema) -> str:
+    """Everything that fixes a sweep's points, as one text: its jobs (method, ε, replicate), the base seed, the
+    measures and their settings, the schema and which rows were held out (a digest of the mask: after a restart
+    a new mask makes another sweep)."""
+    held = hashlib.sha256(np.asarray(holdout_mask, dtype=bool).tobytes()).hexdigest() \
+        if holdout and holdout_mask is not None else None
+    return json.dumps({"jobs": [[m, None if math.isnan(e) else e, r] for m, e, r in jobs], "seed": base,
+                       "metrics": list(metrics), "options": {k: v for k, v in options.items() if k != "threads"},
+                       "holdout": holdout, "held": held,
+                       "schema": schema.to_dict() if schema is not None else None}, sort_keys=True, default=str)
+
+
+def _plain_value(value):
+    """A numpy scalar as the Python number it holds (a stored point's scores come back as such)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _plain(row: dict) -> dict:
+    return {k: _plain_value(v) for k, v in row.items()}
 
 
 def _run(tasks: list, n_jobs: int | None, keep: Callable) -> None:
@@ -293,12 +358,13 @@ class _Pickled:
 
 
 def _point(i: int, data: _Pickled, metrics: list[str], options: dict, m: str, eps: float, rep: int, base: int,
-           measured=None) -> tuple[int, dict, object, float]:
+           measured=None) -> tuple[int, dict, Entry | None, object, float]:
     """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments.
 
-    Without ``measured`` the method is measured here. Returns the point's index and row, the measurement
-    made here (None when one was passed in), and the CPU seconds of the point without its measurement
-    (which orders the sweep's later points).
+    Without ``measured`` the method is measured here. Returns the point's index and row, its entry for the
+    ledger store (None for the original data, which is no synthesis), the measurement made here (None when
+    one was passed in), and the CPU seconds of the point without its measurement (which orders the sweep's
+    later points).
     """
     train, held, schema = data.get()
     shared: dict = {}
@@ -306,17 +372,18 @@ def _point(i: int, data: _Pickled, metrics: list[str], options: dict, m: str, ep
         values = score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics, shared=shared,
                        options=options)
         return i, {"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
-                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}, None, 0.0
+                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}, None, None, 0.0
     made = measurement(train, m, schema=schema) if measured is None else None
     start = time.process_time()
     s = point_seed(base, m, eps, rep)
-    result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
-                        measured=measured if made is None else made)
+    # Recorded by the sweep's own process as this point arrives (ru_map's keep), before the table is returned.
+    result = compute_synthesis(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
+                               measured=measured if made is None else made)
     values = score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics, shared=shared,
                    options=options)
     row = {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
            "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap", **values, **rows_used(shared)}
-    return i, row, made, time.process_time() - start
+    return i, row, Entry.of_ledger(result.ledger, rows=len(train)), made, time.process_time() - start
 
 
 def sample_note(points: pd.DataFrame) -> str | None:

@@ -39,10 +39,12 @@ import numpy as np
 import pandas as pd
 
 from . import constraints
+from .errors import BudgetExceeded
 from .privacy.domain import Buckets, RangeHistogram, ThresholdedHistogram, clear_threshold
 from .privacy.ledger import Step
 from .privacy.mechanisms import Geometric, check_epsilon
-from .schema import ColumnSchema, Schema, _decimals, _plain, schema_of
+from .privacy.store import Entry, LedgerStore, Use
+from .schema import ColumnSchema, Schema, _plain, schema_of
 
 WEIGHTS = {"presence": 1, "decimals": 1, "range": 6, "specials": 2, "categories": 9}
 #: What each step releases.
@@ -69,13 +71,13 @@ class SchemaEstimate:
     def delta(self) -> float:
         return math.fsum(s.total_delta for s in self.steps)
 
-    def log_entry(self, *, fingerprint: str, dataset: str) -> dict:
-        """The estimate as one use of the data for the session's log (as :func:`.privacy.log_entry` makes
-        for a synthesis). Each synthesis with the schema counts the estimate's ε in its own total too, so
-        a session total that adds both is on the safe side."""
-        return {"fingerprint": fingerprint, "dataset": dataset, "purpose": "schema estimate",
-                "method": "private schema estimate", "epsilon_total": self.epsilon, "is_dp": not self.seeded,
-                "seed": None, "rows": None}
+    def entry(self, *, rows: int | None) -> Entry:
+        """The estimate as the ledger store records it (purpose "schema estimate"): its ε and δ, and its ρ
+        as zCDP (Σ ε²/2) when no step spends δ. A synthesis with the schema leaves this share out of its own
+        entry (:meth:`..privacy.Entry.of_ledger`), so the store counts it once."""
+        rho = math.fsum(s.epsilon ** 2 / 2 for s in self.steps) if self.delta == 0 else None
+        return Entry(method="private schema estimate", epsilon=self.epsilon, delta=self.delta, rho=rho,
+                     seeded=self.seeded, is_dp=not self.seeded, rows=rows)
 
 
 # -- the exact counts each step reads (the only reads of the data) ------------------------------------
@@ -433,3 +435,20 @@ def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = N
     keys = tuple(k for k in schema.keys if cols[k].kind != "excluded")
     sensitive = schema.sensitive if schema.sensitive and cols[schema.sensitive].kind != "excluded" else None
     return SchemaEstimate(Schema(cols, keys, sensitive), tuple(steps), tuple(notes), seed is not None)
+
+
+def estimate_and_record(df: pd.DataFrame, epsilon: float, *, use: Use, store: LedgerStore | None = None,
+                        **options) -> SchemaEstimate:
+    """:func:`estimate_schema`, checked against the dataset's cap before the data are read and recorded in the
+    ledger store before it is returned (``use`` with purpose "schema estimate"), as :func:`.synth.synthesize`
+    records a synthesis: an estimate whose entry cannot be written raises and returns nothing.
+    ``options``: those of :func:`estimate_schema`."""
+    store = LedgerStore() if store is None else store
+    delta = options.get("delta", constraints.SCHEMA_ESTIMATE_DELTA)
+    refusal = store.refusal(use.fingerprint, epsilon=check_epsilon(epsilon), delta=delta, rho=None)
+    if refusal:
+        raise BudgetExceeded(refusal)
+    est = estimate_schema(df, epsilon, **options)
+    if est.steps:
+        store.record(use, est.entry(rows=len(df)))
+    return est

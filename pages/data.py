@@ -87,17 +87,17 @@ if schema.estimate_steps:
 
 def _on_estimate():
     ss.pop("estimate_error", None)
-    try:
-        est = core.schema_estimate.estimate_schema(state.dataset().df, ss["estimate_epsilon"],
-                                                   base=state.dataset().schema)
-    except ValueError as err:
+    ds_now = state.dataset()
+    try:  # recorded in the ledger store before it is used; refused before any read past the dataset's cap
+        est = core.schema_estimate.estimate_and_record(ds_now.df, ss["estimate_epsilon"], base=ds_now.schema,
+                                                       use=spending.use("schema estimate"), store=spending.store())
+    except (ValueError, core.MethodRefused, core.LedgerError) as err:
         ss["estimate_error"] = str(err)
         return
-    ds_now = state.dataset()
     ss["estimate_notes"] = (ds_now.fingerprint, list(est.notes))
     if est.steps:
-        spending.log_estimate(est.log_entry(fingerprint=ds_now.fingerprint, dataset=ds_now.name))
         state.set_schema(est.schema)
+        spending.show_spending()
 
 
 pending = bool(core.schema_estimate.columns_to_estimate(schema))

@@ -21,14 +21,17 @@ import pytest
 
 from dpsynth_core import constraints, report
 from dpsynth_core.datasets import load_bundled
-from dpsynth_core.errors import MethodRefused
+from dpsynth_core.errors import BudgetExceeded, MethodRefused
+from dpsynth_core.privacy import Cap, LedgerStore, Use
 from dpsynth_core.privacy.domain import ThresholdedHistogram
 from dpsynth_core.release import public_ledger
 from dpsynth_core.rumap import ru_map
 from dpsynth_core.schema import Schema, infer_schema
-from dpsynth_core.schema_estimate import WEIGHTS, decimal_counts, estimate_schema
+from dpsynth_core.schema_estimate import WEIGHTS, decimal_counts, estimate_and_record, estimate_schema
 from dpsynth_core.forecast import forecast
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
+from dpsynth_core.synth import fingerprint as core_fingerprint
+from tests.conftest import entries
 
 LARGE = 400.0  # ε of the whole estimate in the exact checks: at least 40 per step in the frames below
 
@@ -223,6 +226,31 @@ def test_a_release_budget_below_the_estimate_is_refused_in_a_sentence():
     est = estimate_schema(df, 0.5, seed=11)
     with pytest.raises(MethodRefused, match="spent ε = 0.5 .* choose a total ε above it"):
         synthesize(df, "independent", epsilon=0.5, schema=est.schema, n=100)
+
+
+def test_the_store_counts_the_estimate_once(ledger_store):
+    # Recorded when made; each synthesis with the schema leaves the estimate's share out of its own entry.
+    df = _frame()
+    store = LedgerStore(ledger_store)
+    use = Use("staff", core_fingerprint(df), purpose="schema estimate")
+    est = estimate_and_record(df, 3.0, use=use, store=store, delta=2e-7)
+    for eps in (4.0, 5.0):
+        synthesize(df, "independent", epsilon=eps, schema=est.schema, n=100, use=Use("staff", use.fingerprint),
+                   store=store)
+    got = [(e["purpose"], round(e["epsilon"], 12), e["delta"]) for e in entries(ledger_store)]
+    assert got == [("schema estimate", 3.0, 2e-7), ("exploration", 1.0, 0.0), ("exploration", 2.0, 0.0)]
+    assert store.totals(use.fingerprint).epsilon == pytest.approx(6.0)  # 3 + 1 + 2, not 3 + 4 + 5
+    assert entries(ledger_store)[0]["rho"] is None  # thresholded steps spend δ: no ρ is stated
+
+
+def test_an_estimate_past_the_datasets_cap_is_refused_before_it_reads_the_data(ledger_store):
+    df = _frame()
+    store = LedgerStore(ledger_store)
+    use = Use("staff", core_fingerprint(df), purpose="schema estimate")
+    store.set_cap(use.fingerprint, "staff", Cap(epsilon=0.5, delta=1e-6))
+    with pytest.raises(BudgetExceeded):
+        estimate_and_record(df, 0.6, use=use, store=store)
+    assert entries(ledger_store) == []
 
 
 def test_a_sweep_with_an_epsilon_the_estimate_used_up_is_refused_before_it_runs():

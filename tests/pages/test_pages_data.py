@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import APP, entries
 
 PEOPLE = pd.DataFrame({
     "age": [23, 35, 41, 52, 67, 29, 33, 48, 71, 19, 25, 38] * 5,
@@ -46,7 +46,7 @@ def _declare_one(at, column: str, field: str) -> str:
     return sentence
 
 
-def test_the_private_estimate_makes_an_upload_public_and_is_logged():
+def test_the_private_estimate_makes_an_upload_public_and_is_recorded(ledger_store):
     rng = np.random.default_rng(4)
     big = pd.DataFrame({"hours": np.where(rng.random(3000) < 0.3, 0, rng.integers(1, 60, 3000)),
                         "job": rng.choice(["clerk", "nurse", "cook"], 3000)})
@@ -66,8 +66,10 @@ def test_the_private_estimate_makes_an_upload_public_and_is_logged():
     assert schema["job"].categories == ("clerk", "cook", "nurse") and schema["hours"].specials == (0.0,)
     assert any("Every column's domain is public" in s.value for s in at.success)
     assert any("private estimates spent ε = 0.3" in c.value for c in at.caption)
-    entry = at.session_state["session_log"][-1]
-    assert (entry["purpose"], entry["epsilon_total"], entry["is_dp"]) == ("schema estimate", pytest.approx(0.3), True)
+    # one entry in the ledger store, purpose "schema estimate", at the estimate's ε and δ
+    (entry,) = entries(ledger_store)
+    assert (entry["purpose"], entry["method"], entry["is_dp"]) == ("schema estimate", "private schema estimate", 1)
+    assert entry["epsilon"] == pytest.approx(0.3) and entry["delta"] == pytest.approx(schema.estimate_delta)
     assert at.button(key="estimate_schema").disabled  # nothing left to estimate
 
 
