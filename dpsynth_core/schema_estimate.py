@@ -43,6 +43,7 @@ from .errors import BudgetExceeded
 from .privacy.domain import Buckets, RangeHistogram, ThresholdedHistogram, clear_threshold
 from .privacy.ledger import Step
 from .privacy.mechanisms import Geometric, check_epsilon
+from .privacy.randomness import noise_generator
 from .privacy.store import Entry, LedgerStore, Use
 from .schema import ColumnSchema, Schema, _plain, schema_of
 
@@ -405,7 +406,8 @@ def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = N
         those holding ``SPECIAL_MIN_SHARE`` of the column by a noisy count are kept (ε-DP, no δ).
     seed : int, optional
         Fixed randomness for tests and benchmarks: the estimate is then not DP (its steps say so).
-        None (the default) draws fresh operating-system entropy.
+        None (the default): the noise comes from the secret ChaCha20 stream of
+        :mod:`.privacy.randomness`, keyed by fresh operating-system entropy.
     """
     epsilon = check_epsilon(epsilon)
     if not 0 < delta < 1:
@@ -417,7 +419,7 @@ def estimate_schema(df: pd.DataFrame, epsilon: float, *, base: Schema | None = N
         if unknown:
             raise ValueError(f"{where} names a column {unknown[0]!r} that the data does not have.")
     todo = columns_to_estimate(schema, candidates)
-    rng = np.random.default_rng(seed)
+    rng = noise_generator(seed)  # the secret privacy-noise stream (privacy/randomness.py)
     cols, steps, notes = dict(schema.columns), [], []
     for name in todo:
         cols[name], col_steps, col_notes = _estimate_column(

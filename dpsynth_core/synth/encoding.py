@@ -93,19 +93,27 @@ SPECIAL_REDRAWS = 50
 
 def decode_specials(codes: np.ndarray, x: np.ndarray, domain: Domain, draw_bin) -> np.ndarray:
     """``x`` (values drawn inside the bins of ``codes``) with the special cells set to their values, and the
-    bins' draws of a whole-number column moved off the special values by drawing again (``draw_bin(rows)``
-    draws those rows afresh)."""
+    bins' draws moved off the special values by drawing again (``draw_bin(rows)`` draws those rows afresh):
+    a whole-number draw equal to one, or a draw that the column's declared precision (the synthetic frame
+    is written rounded to it) would round onto one."""
     if not domain.specials:
         return x
+    col = domain.column
     specials = np.asarray(domain.specials, dtype=float)
-    in_bin = codes < domain.n_bins
-    if domain.column.integer:
-        again = np.flatnonzero(in_bin & np.isin(x, specials))
-        for _ in range(SPECIAL_REDRAWS):
-            if not len(again):
-                break
-            x[again] = draw_bin(again)
-            again = again[np.isin(x[again], specials)]
+
+    def on_special(values: np.ndarray) -> np.ndarray:
+        if col.integer:
+            return np.isin(values, specials)
+        if col.decimals is not None:
+            return np.isin(np.round(values, col.decimals), specials)
+        return np.zeros(len(values), bool)  # a continuous draw equals a given value with probability 0
+
+    again = np.flatnonzero((codes < domain.n_bins) & on_special(x))
+    for _ in range(SPECIAL_REDRAWS):
+        if not len(again):
+            break
+        x[again] = draw_bin(again)
+        again = again[on_special(x[again])]
     special = (codes >= domain.n_bins) & (codes < domain.n_bins + len(specials))
     x[special] = specials[codes[special] - domain.n_bins]
     return x
@@ -213,8 +221,13 @@ def schema_dtype(col: ColumnSchema):
 
 
 def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
-    """``values`` in :func:`schema_dtype`; values that do not fit (only kept or non-DP
-    columns can hold them) are left as they are."""
+    """``values`` in :func:`schema_dtype`, numbers rounded to the column's declared precision (``decimals``);
+    values that do not fit (only kept or non-DP columns can hold them) are left as they are.
+
+    The rounding happens here, where every synthetic frame is assembled, so that every path (the app,
+    the command line, a release) and every statistic computed from a synthesis (previews, reports)
+    sees the values that are released; digits past the declared precision would only carry more of
+    the record generator's output."""
     if col.kind == "categorical" and isinstance(values, np.ndarray) and values.dtype == object:
         typed = _labels_as(values, schema_dtype(col))
         if typed is not None:
@@ -226,7 +239,9 @@ def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
     try:
         if col.kind == "numeric":
             x = pd.to_numeric(s, errors="coerce").astype(float)
-            return x.round().astype("Int64") if col.integer else x
+            if col.integer:
+                return x.round().astype("Int64")
+            return x.round(col.decimals) if col.decimals is not None else x
         return s.astype(dtype)
     except (TypeError, ValueError, OverflowError):
         return s

@@ -113,3 +113,11 @@ def test_a_column_without_special_values_decodes_as_before():
     got = decode_column(codes, d, np.random.default_rng(3))
     u = np.random.default_rng(3).random(4)
     np.testing.assert_array_equal(got, d.edges[codes] + u * 2.0)  # bins of width 2, one uniform each
+
+
+def test_a_bin_never_decodes_onto_a_special_value_at_the_declared_precision():
+    # x in [0, 10] with 2 decimals and 0 special: a draw below 0.005 would be written 0.00, so it is drawn again.
+    col = ColumnSchema(name="x", kind="numeric", bounds=(0.0, 10.0), decimals=2, specials=(0.0,))
+    d = column_domain(col, 1000)  # the first bin is [0, 0.01): half its draws round to 0.00, the others to 0.01
+    x = decode_column(np.zeros(5000, dtype=np.int64), d, np.random.default_rng(2))
+    assert not (np.round(x, 2) == 0).any() and (np.round(x, 2) == 0.01).all()
