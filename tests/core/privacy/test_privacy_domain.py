@@ -1,7 +1,7 @@
 """The private schema estimate's mechanisms (dpsynth_core.privacy.domain): their thresholds and tails
 against hand computations, and empirical (ε, δ) audits of what the estimate publishes.
 
-The audits follow tests/core/privacy/privacy_tools.py, with δ: a mechanism is (ε, δ)-DP when
+The audits use the core's exact bounds (dpsynth_core.privacy.audit), with δ: a mechanism is (ε, δ)-DP when
 P(M(D) ∈ E) ≤ e^ε P(M(D′) ∈ E) + δ for neighbours D, D′ and every event E, both ways round, so
 log((P_lo(E | D) − δ) / P_up(E | D′)) bounds ε from below, with exact (Clopper–Pearson) bounds
 Bonferroni-corrected over every event and both directions (family-wise level 0.05). Each audit runs
@@ -22,11 +22,11 @@ import pandas as pd
 import pytest
 
 from dpsynth_core import constraints
+from dpsynth_core.privacy.audit import clopper_pearson
 from dpsynth_core.privacy.domain import (LOG_EDGES, R10, Buckets, RangeHistogram, ThresholdedHistogram,
                                          clear_threshold, geometric_tail, round_outward, sum_tail, sum_threshold)
 from dpsynth_core.privacy.mechanisms import Geometric
 from dpsynth_core.schema_estimate import presence_counts, value_counts
-from tests.core.privacy.privacy_tools import clopper_pearson
 
 RUNS = 500
 EXTREME = 1e6  # four decades above the bulk: far beyond the range's tail window of ten buckets
