@@ -68,6 +68,22 @@ def schema_table(schema: Schema) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
+def excluded_note(schema: Schema) -> str | None:
+    """The columns no synthesis models, each with why, in words for the Data page; None when every column is
+    modelled. An excluded column is written to the synthetic data with every value blank (the release's form
+    depends on the schema only), which a user who uploads a blank column should read, not find out.
+
+    >>> excluded_note(Schema.from_dict({"a": {"kind": "categorical", "categories": ["x"]}, "b": {"kind": "excluded"}}))
+    'Not synthesized: b (declared). An excluded column is written to the synthetic data with every value blank; set its kind in the table to model it.'
+    """
+    out = [c for c in schema.columns.values() if c.kind == "excluded"]
+    if not out:
+        return None
+    why = [(c.reason or "declared").removesuffix(" → excluded").removesuffix("; excluded") for c in out]
+    return ("Not synthesized: " + ", ".join(f"{c.name} ({w})" for c, w in zip(out, why)) + ". An excluded column is "
+            "written to the synthetic data with every value blank; set its kind in the table to model it.")
+
+
 def _parse_categories(text: str, previous: tuple | None) -> tuple:
     """Categories typed as comma-separated text; keep the old values' types where they match."""
     items = tuple(t.strip() for t in str(text).split(",") if t.strip())

@@ -57,7 +57,7 @@ ds = state.dataset()
 st.subheader(f"{plain(ds.name)}: {len(ds.df):,} rows, {ds.df.shape[1]} columns")
 if ds.source == "bundled":
     st.caption(plain(core.BUNDLED[ds.name].description) + " Its public schema is declared in data/.")
-st.dataframe(text.displayable(ds.df.head(50)), height=220)
+st.dataframe(text.displayable(ds.df.head(50)), height=220, placeholder="")  # a missing value blank, not "None"
 
 st.subheader("What is public")
 st.markdown(
@@ -122,6 +122,9 @@ if notes and notes_of == ds.fingerprint:
     st.info("The estimate could not place every value at this ε; those stay read off the data:\n"
             + "\n".join(f"- {plain(n)}" for n in notes))
 
+excluded = core.schema_editor.excluded_note(schema)
+if excluded:
+    st.info(plain(excluded))
 table = core.schema_table(schema)
 NOTE = core.schema_editor.DERIVED_NOTE
 ESTIMATED = core.schema_editor.ESTIMATED_NOTE

@@ -75,6 +75,7 @@ register(
         note=lambda ctx, value: fitted(ctx).ratio_note,
         headline=True,
         on_copy=0.0,  # identical rows: every propensity is n_s/N, so pMSE is 0, below its null expectation
+        acceptable=constraints.PMSE_RATIO_ACCEPTABLE,
     )
 )
 register(

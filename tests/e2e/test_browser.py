@@ -85,8 +85,10 @@ def _sweep_and_pick_independent_at_3(page) -> None:
     wait_idle(page)
     page.locator(".js-plotly-plot").first.wait_for()
     shot(page, "ru_map")
-    # Traces: original data, then independent marginals (points in ε order), cart, bootstrap.
-    page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1).click(force=True)
+    # Traces: original data, then the default methods (points in ε order), then the bootstrap.
+    df, schema = core.datasets.load_bundled("penguins")
+    trace = 1 + core.rumap.default_methods(schema, len(df)).index("independent")
+    page.locator(".js-plotly-plot .scatterlayer .trace").nth(trace).locator(".points path").nth(1).click(force=True)
     wait_idle(page)
     page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()
 
