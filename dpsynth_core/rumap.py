@@ -1,4 +1,4 @@
-"""The risk-utility map (Duncan, Keller-McNulty & Stokes; METHODS.md §5).
+"""The risk-utility map (Duncan, Keller-McNulty & Stokes; docs/methods.md#risk-utility-map).
 
 One point per (synthesizer, ε, replicate): a synthesis scored by utility
 and disclosure-risk measures, plus two reference points: the original data

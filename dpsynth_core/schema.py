@@ -1,7 +1,7 @@
 """What is public about a dataset: each column's kind and domain, and where each value came from.
 
 A differentially private synthesis may only clip and bin against bounds and
-category lists that are public (METHODS.md §1). Every field of a column has one
+category lists that are public (docs/methods.md#neighbours-and-what-is-public). Every field of a column has one
 of three sources, kept field by field (``kind``, ``categories``, ``lower``,
 ``upper``, ``specials``, ``integer``, ``nullable``, ``decimals``):
 
