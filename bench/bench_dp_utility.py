@@ -103,7 +103,7 @@ def run_ours(method: str, df, schema, eps: float, seed: int, params: dict) -> di
     run(per_call * 1.01, seed + 100)
     again, again_cpu = time.perf_counter() - t, time.process_time() - c
     # seeded for reproducibility, so labelled exploration: DP but for the seed (issue 15)
-    assert base.dp_but_for_seed(s.ledger) and abs(s.ledger["epsilon_total"] - eps) < 1e-6 * eps, s.ledger["dp_label"]
+    assert core.privacy.dp_but_for_seed(s.ledger) and abs(s.ledger["epsilon_total"] - eps) < 1e-6 * eps, s.ledger["dp_label"]
     return {**scores(df, s.data, schema), "fit+sample s": first, "new ε s": again, "new ε CPU s": again_cpu,
             "δ": s.ledger["delta"]}
 
