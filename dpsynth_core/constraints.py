@@ -66,6 +66,14 @@ PRIVBAYES_DEFAULT_BINS = 10
 # They keep every 2-way (MST) or 3-way (PrivBayes) count table between the
 # measurement and the release: more cells than this in all are refused.
 MARGINAL_MAX_CELLS = 20_000_000
+# AIM (synth/aim.py): bins per numeric column (20: on diamonds at ε = 1, 10 bins gave a pMSE ratio near 30
+# whatever the model, the within-bin spread alone; 40 spread the noise too thin for the 2-way TV), the most cells its model's junction tree may hold (its
+# memory and the time of each inference pass), the most columns (each round scores every pair and
+# triple), and the most cells of a triple in its workload (larger triples are left out of it).
+AIM_DEFAULT_BINS = 20
+AIM_MAX_MODEL_CELLS = 200_000
+AIM_MAX_COLUMNS = 40
+AIM_TRIPLE_MAX_CELLS = 10_000
 # PrivBayes scores every (column, pair of parents) at each step: Σ (d − k)·C(k, 2) ≈ d⁴/24 choices.
 PRIVBAYES_MAX_COLUMNS = 40
 

@@ -15,6 +15,7 @@ and zCDP steps composes in ρ.
 
 from __future__ import annotations
 
+import functools
 import math
 
 #: Bisection steps: each halves an interval; 200 reach a float's resolution from any start used here.
@@ -56,6 +57,7 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return min(1.0, math.exp(_log_delta_at(rho, epsilon, (lo + hi) / 2)))
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of two numbers, 40,000 bound evaluations a call
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """The ε of the (ε, δ)-DP guarantee a ρ-zCDP mechanism has at ``delta`` (the smallest ε whose
     :func:`zcdp_delta` is at most ``delta``)."""
@@ -74,6 +76,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return hi
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of two numbers; a sweep or an audit asks again and again
 def zcdp_rho(epsilon: float, delta: float) -> float:
     """The largest ρ whose ρ-zCDP guarantee implies (ε, δ)-DP (by :func:`zcdp_delta`).
 

@@ -1,0 +1,266 @@
+"""AIM: marginals of a workload chosen adaptively, a graphical model fitted to them.
+
+McKenna, Mullins, Sheldon & Miklau (2022, "AIM: an adaptive and iterative mechanism for
+differentially private synthetic data"), in zero-concentrated DP, with every column discretised
+(numeric columns in ``bins`` bins over their declared public bounds):
+
+* Workload W: every pair of columns and every triple of at most ``constraints.AIM_TRIPLE_MAX_CELLS``
+  cells (public: the domains alone decide). The candidates are W's sets and their subsets; a
+  candidate r weighs w_r = Σ_{s ∈ W} |r ∩ s| (how much of the workload it informs).
+* ρ is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε. With T = 16·d
+  (``ROUNDS_PER_COLUMN``) and a share α = 0.9 (``MEASURE_SHARE``) of each round on measuring,
+  σ = √(T / (2αρ)) and ε₀ = √(8(1 − α)ρ / T) to start.
+* Round 0: every 1-way marginal, Gaussian noise σ (a record adds 1 to one cell of each: ρ = d/(2σ²)).
+* Each round t = 1, 2, …: the model p̂ is fitted to every noisy marginal so far; one candidate r
+  is chosen by the exponential mechanism at ε₀ (ρ = ε₀²/8) on the score
+  w_r (‖M_r(D) − N̂·M_r(p̂)‖₁ − √(2/π)·σ·cells_r): the error of the model on r, less the error its
+  measurement would itself carry (sensitivity max_r w_r: one record moves ‖M_r(D) − x‖₁ by at most
+  1 for any x fixed by the earlier rounds). Only candidates that keep the model's junction tree
+  within (ρ spent / ρ)·``max_cells`` cells compete (public facts and earlier outputs). r's marginal
+  is measured with Gaussian noise σ (ρ = 1/(2σ²)) and p̂ is fitted again.
+* Annealing: when the fitted model moved r's marginal by at most √(2/π)·σ·cells_r (what the
+  measurement's own noise would explain), σ halves and ε₀ doubles: each later round costs 4×.
+* The last round takes what is left when less than two rounds' ρ remains, split α : 1 − α, so the
+  rounds spend exactly ρ. Their number depends on the data only through earlier outputs, so the
+  rounds compose adaptively to ρ-zCDP (the paper's Theorem 1).
+* Estimation (post-processing): a model p(x) ∝ exp(Σ_r θ_r(x_r)) over the measured sets, fitted by
+  mirror descent on Σ_r ‖N̂·μ_r − y_r‖²/σ_r² with exact inference on its junction tree
+  (:func:`.graphical.fit_potentials`), N̂ the inverse-variance weighted total of the noisy tables.
+* Records are drawn i.i.d. from the fitted model (:func:`.graphical.sample_tree`), numeric values
+  uniformly inside their bin.
+
+The measure step holds every exact candidate table; a new ε or seed re-runs only the rounds.
+Neighbouring datasets: add or remove one record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import constraints
+from ..privacy import TOTAL, Budget, Step
+from ..privacy.accounting import zcdp_epsilon, zcdp_rho
+from . import options as opt
+from .base import Synthesizer, register
+from .encoding import column_domain, decode_column, encode
+from .graphical import (JunctionTree, conditionals, count_table, exponential_mechanism, fit_potentials,
+                        junction_tree, merge_rare, model_cells, model_marginal, sample_tree)
+
+ROUNDS_PER_COLUMN = 16   # T = 16·d rounds set the starting σ and ε₀ (the paper's default)
+MEASURE_SHARE = 0.9      # α: share of each round's ρ on the measurement, the rest on the selection
+ROUND_ITERATIONS = 30    # mirror-descent steps after each round (warm-started from the last fit)
+FINAL_ITERATIONS = 300   # mirror-descent steps of the last fit, the one sampled from
+RARE_SIGMAS = 3.0        # a value whose round-0 noisy count is below this many σ is merged with the other rare ones
+BIAS = math.sqrt(2 / math.pi)  # E|Z| for Z ~ N(0, 1): the L1 error per cell a measurement carries, over σ
+
+
+def select(scores: np.ndarray, epsilon: float, sensitivity: float, rng: np.random.Generator) -> int:
+    """The candidate a round measures: the exponential mechanism, P ∝ exp(ε·score/(2Δ)) (ρ = ε²/8)."""
+    return exponential_mechanism(scores, epsilon, sensitivity, rng)
+
+
+def noisy(table: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """``table`` plus Gaussian noise of standard deviation ``sigma`` per cell (ρ = 1/(2σ²), L2 sensitivity 1)."""
+    return table + rng.normal(0.0, sigma, table.shape)
+
+
+def workload(sizes: list[int], triple_cells: int) -> list[tuple[int, ...]]:
+    """Every pair of columns, and every triple of at most ``triple_cells`` cells."""
+    d = len(sizes)
+    pairs = list(itertools.combinations(range(d), 2))
+    triples = [t for t in itertools.combinations(range(d), 3) if math.prod(sizes[v] for v in t) <= triple_cells]
+    return pairs + triples
+
+
+def candidate_weights(work: list[tuple[int, ...]], d: int) -> dict[tuple[int, ...], float]:
+    """w_r = Σ_{s ∈ W} |r ∩ s| for every r in W's downward closure (the 1-way sets included).
+
+    >>> candidate_weights([(0, 1)], 2)
+    {(0,): 1.0, (1,): 1.0, (0, 1): 2.0}
+    """
+    closure = sorted({sub for s in work for k in range(1, len(s) + 1) for sub in itertools.combinations(s, k)}
+                     | {(v,) for v in range(d)}, key=lambda r: (len(r), r))
+    return {r: float(sum(len(set(r) & set(s)) for s in work)) for r in closure}
+
+
+def total_cells(sizes: list[int], triple_cells: int) -> int:
+    """Cells of every exact table the measure step keeps (the candidates)."""
+    return sum(math.prod(sizes[v] for v in r) for r in candidate_weights(workload(sizes, triple_cells), len(sizes)))
+
+
+@register
+class AIM(Synthesizer):
+    name = "aim"
+    label = "AIM (adaptive marginals, graphical model)"
+    is_dp = True
+    spends = Budget(TOTAL, needs_delta=True,
+                    per_target="ρ: the 1-way marginals, then rounds of one selection and one measurement "
+                               "each, until ρ is spent")
+    description = ("Noisy 1-way marginals, then rounds that each choose privately the 2- or 3-way marginal "
+                   "the model gets most wrong, measure it with Gaussian noise and refit a graphical model "
+                   "to every noisy marginal; records drawn i.i.d. from the model (McKenna et al. 2022; "
+                   "zCDP, reported as (ε, δ)-DP). Keeps marginals, pairs and triples.")
+    options = (opt.bins(constraints.AIM_DEFAULT_BINS),
+               opt.Option("max_cells", "int", constraints.AIM_MAX_MODEL_CELLS,
+                          "Most cells the model's junction tree may hold (its memory and time).", low=1000))
+
+    def refuse(self, schema, columns, n, *, bins, **params):
+        if len(columns) > constraints.AIM_MAX_COLUMNS:
+            return (f"AIM scores every pair and triple of columns each round, too many for {len(columns)} "
+                    f"columns (at most {constraints.AIM_MAX_COLUMNS}); synthesize fewer columns or use MST.")
+        sizes = [column_domain(schema[c], bins).size for c in columns]
+        cells = total_cells(sizes, constraints.AIM_TRIPLE_MAX_CELLS)
+        if cells > constraints.MARGINAL_MAX_CELLS:
+            return (f"AIM keeps every 1-, 2- and 3-way table of these {len(columns)} columns it may measure, "
+                    f"{cells:,} cells in all, over the cap of {constraints.MARGINAL_MAX_CELLS:,}; synthesize "
+                    "fewer columns, merge categories or use fewer bins.")
+        return None
+
+    def measure(self, df, schema, columns, *, bins, max_cells):
+        codes, domains = encode(df, schema, columns, bins)
+        sizes = [d.size for d in domains]
+        weights = candidate_weights(workload(sizes, constraints.AIM_TRIPLE_MAX_CELLS), len(columns))
+        exact = {r: count_table(codes[:, list(r)], [sizes[v] for v in r]).astype(float) for r in weights}
+        return {"columns": list(columns), "domains": domains, "sizes": sizes, "weights": weights, "exact": exact}
+
+    def generate(self, measured, *, epsilon, n, rng, bins, max_cells, delta=constraints.DEFAULT_DELTA):
+        rho = zcdp_rho(epsilon, delta)
+        d = len(measured["columns"])
+        sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho))
+        first = _first_round(measured, sigma, rng)
+        rounds, model = _rounds(measured, first, rho, max_cells, rng)
+        codes = sample_tree(model["tree"], model["beliefs"], n, rng)
+        values = {c: decode_column(_bins_of(codes[:, j], first["groups"][j], first["noisy"][j], rng), dom, rng)
+                  for j, (c, dom) in enumerate(zip(measured["columns"], measured["domains"]))}
+        return values, _ledger_steps(measured, first, rounds, epsilon, delta, rho)
+
+
+def _first_round(measured, sigma: float, rng) -> dict:
+    """Round 0: every column's noisy histogram (σ each), its rare values merged (post-processing),
+    and every candidate's exact table summed over the merged codes (what later rounds measure)."""
+    noisy1 = [noisy(measured["exact"][(v,)], sigma, rng) for v in range(len(measured["columns"]))]
+    groups = [merge_rare(y, RARE_SIGMAS * sigma) for y in noisy1]
+    sizes = [int(g.max()) + 1 for g in groups]
+    seen = {(v,): [(np.bincount(g, weights=y), np.bincount(g) * sigma ** 2)] for v, (g, y) in enumerate(zip(groups, noisy1))}
+    tables = {r: _merged(t, [groups[v] for v in r]) for r, t in measured["exact"].items()}
+    return {"sigma": sigma, "noisy": noisy1, "groups": groups, "sizes": sizes, "seen": seen, "tables": tables,
+            "rho": len(noisy1) / (2 * sigma ** 2)}
+
+
+def _merged(table: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """``table`` with the cells of each axis summed by that axis's codes."""
+    for axis, g in enumerate(groups):
+        onehot = np.zeros((g.size, int(g.max()) + 1))
+        onehot[np.arange(g.size), g] = 1.0
+        table = np.moveaxis(np.tensordot(table, onehot, axes=([axis], [0])), -1, axis)
+    return table
+
+
+def _bins_of(codes: np.ndarray, groups: np.ndarray, noisy1: np.ndarray, rng) -> np.ndarray:
+    """Each model code's bin (or category): its own, or for the merged code one of the merged values
+    drawn in proportion to their noisy counts (≥ 0; evenly when none is positive)."""
+    out = np.zeros(codes.size, dtype=np.int64)
+    for code in range(int(groups.max()) + 1):
+        members = np.flatnonzero(groups == code)
+        rows = codes == code
+        w = np.clip(noisy1[members], 0, None)
+        w = w / w.sum() if w.sum() > 0 else np.full(members.size, 1 / members.size)
+        out[rows] = members[rng.choice(members.size, size=int(rows.sum()), p=w)] if members.size > 1 else members[0]
+    return out
+
+
+def _rounds(measured, first: dict, rho: float, max_cells: int, rng) -> tuple[list[dict], dict]:
+    """The adaptive rounds after round 0, until ρ is spent; what each did and the last fitted model."""
+    weights, tables, seen = measured["weights"], first["tables"], dict(first["seen"])
+    sigma, rho_used = first["sigma"], first["rho"]
+    eps0 = math.sqrt(8 * (1 - MEASURE_SHARE) * rho / (ROUNDS_PER_COLUMN * len(first["sizes"])))
+    model = _fit(seen, first["sizes"], None, ROUND_ITERATIONS)
+    rounds = []
+    while rho - rho_used > 1e-12 * rho:
+        last = rho - rho_used < 2 * (1 / (2 * sigma ** 2) + eps0 ** 2 / 8)
+        if last:  # what is left, split α : 1 − α
+            left = rho - rho_used
+            sigma, eps0 = math.sqrt(1 / (2 * MEASURE_SHARE * left)), math.sqrt(8 * (1 - MEASURE_SHARE) * left)
+        spent = 1 / (2 * sigma ** 2) + eps0 ** 2 / 8
+        rho_used = rho if last else rho_used + spent
+        r, before, pool = _choose(model, tables, weights, sigma, eps0, rho_used / rho * max_cells, rng)
+        seen[r] = seen.get(r, []) + [(noisy(tables[r], sigma, rng), sigma ** 2)]
+        model = _fit(seen, first["sizes"], model, FINAL_ITERATIONS if last else ROUND_ITERATIONS)
+        moved = np.abs(model["total"] * _marginal(model, r) - before).sum()
+        annealed = not last and moved <= BIAS * sigma * tables[r].size
+        rounds.append({"set": r, "sigma": sigma, "eps0": eps0, "rho": spent, "candidates": pool,
+                       "annealed": annealed})
+        if annealed:  # the measurement told the model little: measure more precisely from now on
+            sigma, eps0 = sigma / 2, eps0 * 2
+    return rounds, model
+
+
+def _choose(model: dict, tables: dict, weights: dict, sigma: float, eps0: float, limit: float, rng):
+    """One round's choice by the exponential mechanism among the candidates that keep the model within
+    ``limit`` cells; returns the set, the model's counts on it before measuring, and the pool's size."""
+    pool = [r for r in weights if _fits(model, r, limit)]
+    fitted = [model["total"] * _marginal(model, r) for r in pool]
+    scores = np.array([weights[r] * (np.abs(tables[r] - f).sum() - BIAS * sigma * tables[r].size)
+                       for r, f in zip(pool, fitted)])
+    k = select(scores, eps0, max(weights.values()), rng)
+    return pool[k], fitted[k], len(pool)
+
+def _fits(model: dict, r: tuple[int, ...], limit: float) -> bool:
+    """Whether measuring ``r`` keeps the model's junction tree within ``limit`` cells."""
+    tree: JunctionTree = model["tree"]
+    return tree.home(r) >= 0 or model_cells(list(model["sets"]) + [r], tree.sizes) <= limit
+
+
+def _marginal(model: dict, r: tuple[int, ...]) -> np.ndarray:
+    """The fitted model's distribution over the columns ``r``."""
+    if model.get("conds") is None:
+        model["conds"] = conditionals(model["tree"], model["beliefs"])
+    return model_marginal(model["tree"], model["beliefs"], model["conds"], r)
+
+
+def _fit(seen: dict, sizes: list[int], previous: dict | None, iterations: int) -> dict:
+    """The model fitted to every noisy marginal so far, warm-started from ``previous`` (post-processing).
+
+    Repeated measurements of one set combine into their inverse-variance weighted mean (cell by cell);
+    the total N̂ weighs each table's sum by the inverse of its variance (the sum of its cells').
+    """
+    targets = {}
+    for r, got in seen.items():
+        w = [1 / np.asarray(v, dtype=float) for _, v in got]
+        targets[r] = (sum(wi * y for wi, (y, _) in zip(w, got)) / sum(w), 1 / sum(w))
+    sums = np.array([y.sum() for y, _ in targets.values()])
+    var = np.array([np.sum(np.broadcast_to(v, y.shape)) for y, v in targets.values()])
+    total = max(float(np.sum(sums / var) / np.sum(1 / var)), 1.0)
+    tree = junction_tree(list(targets), sizes)
+    theta = previous["theta"] if previous is not None else {}
+    step = previous["step"] if previous is not None else None
+    theta, beliefs, step = fit_potentials(tree, targets, total, theta, iterations, step)
+    return {"tree": tree, "sets": list(targets), "theta": theta, "beliefs": beliefs, "step": step,
+            "total": total, "conds": None}
+
+
+def _ledger_steps(measured, first: dict, rounds: list[dict], epsilon: float, delta: float, rho: float) -> list[Step]:
+    """One zCDP step per round, each with its share of ε and δ in proportion to its ρ."""
+    columns, sizes = measured["columns"], first["sizes"]
+    conversion = (f"zCDP: ρ = {rho:.4g} is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε "
+                  f"(= {zcdp_epsilon(rho, delta):.4g}, δ = {delta:g}); each round's ε and δ are its share of ρ "
+                  "times the total; the rounds compose adaptively in ρ")
+    merged = [f"{c} {len(g)} → {s}" for c, g, s in zip(columns, first["groups"], sizes) if s < len(g)]
+    steps = [Step("Gaussian (zCDP)", f"round 0: 1-way marginals of {len(columns)} columns",
+                  epsilon * first["rho"] / rho, delta=delta * first["rho"] / rho, sensitivity=1.0, rho=first["rho"],
+                  detail=f"σ = {first['sigma']:.4g} per cell (ρ = d/(2σ²) = {first['rho']:.4g}); values counted below "
+                         f"{RARE_SIGMAS:g}σ merged into one (post-processing)"
+                         + (f": {', '.join(merged)} values" if merged else ": none") + f"; {conversion}")]
+    for k, rd in enumerate(rounds, 1):
+        names = ", ".join(columns[v] for v in rd["set"])
+        cells = math.prod(sizes[v] for v in rd["set"])
+        steps.append(Step("exponential mechanism + Gaussian (zCDP)", f"round {k}: marginal of {names} ({cells:,} cells)",
+                          epsilon * rd["rho"] / rho, delta=delta * rd["rho"] / rho, sensitivity=1.0, rho=rd["rho"],
+                          detail=f"chosen among {rd['candidates']} candidates at ε₀ = {rd['eps0']:.4g} "
+                                 f"(ρ = ε₀²/8), measured with σ = {rd['sigma']:.4g} (ρ = 1/(2σ²))"
+                                 + ("; the model barely moved: σ halved and ε₀ doubled after this round"
+                                    if rd["annealed"] else "")))
+    return steps
