@@ -19,7 +19,7 @@ def compare_metrics(df, schema, synth):
     """Everything the Compare page computes for one synthesis."""
     real, fake = df[schema.used], synth[schema.used]
     core.propensity_metrics(real, fake, interactions=True, seed=1,
-                           max_rows=core.constraints.PROPENSITY_HEADLINE_ROWS)
+                           max_rows=core.constraints.PROPENSITY_DETAIL_ROWS)
     for c in schema.used:
         cat = schema[c].kind == "categorical"
         core.histogram_data(real, fake, c, categorical=cat)
@@ -49,8 +49,8 @@ def main() -> None:
     t, _ = timed(lambda: core.propensity_metrics(real, fake, interactions=True, seed=1), args.repeat)
     rows.append(("propensity_metrics (logit, pairwise interactions, all rows)", t, None))
     t, _ = timed(lambda: core.propensity_metrics(real, fake, interactions=True, seed=1,
-                                                 max_rows=core.constraints.PROPENSITY_HEADLINE_ROWS), args.repeat)
-    rows.append((f"propensity_metrics (interactions, {core.constraints.PROPENSITY_HEADLINE_ROWS:,} rows)", t, None))
+                                                 max_rows=core.constraints.PROPENSITY_DETAIL_ROWS), args.repeat)
+    rows.append((f"propensity_metrics (interactions, {core.constraints.PROPENSITY_DETAIL_ROWS:,} rows)", t, None))
 
     print(machine())
     print(f"data: diamonds, {len(df):,} rows × {df.shape[1]} columns; median of {args.repeat} runs\n")

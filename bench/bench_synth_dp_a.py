@@ -13,7 +13,6 @@ import math
 from _common import flag, machine, timed  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
-from dpsynth_core import constraints  # noqa: E402
 from dpsynth_core.synth import SYNTHESIZERS, base  # noqa: E402
 from dpsynth_core.synth.encoding import column_domain  # noqa: E402
 
@@ -37,7 +36,7 @@ def main() -> None:
         if method == "dirichlet":
             cells = math.prod(column_domain(schema[c], params["bins"]).size for c in schema.used)
             notes.append(f"dirichlet works on the full table: {cells:,} cells at bins={params['bins']} "
-                         f"(cap {constraints.DIRICHLET_MAX_CELLS:,}); the other methods' 20 bins would give "
+                         f"(cap {SYNTHESIZERS['dirichlet'].max_cells:,}); the other methods' 20 bins would give "
                          f"{math.prod(column_domain(schema[c], 20).size for c in schema.used):,} cells and "
                          "is refused by definition of the method, not for speed.")
         else:

@@ -93,11 +93,11 @@ def main() -> None:
         lambda: core.regression_ci_overlap(real, synths, "price", ["carat", "cut", "color"]))
     ours = add("logistic pMSE/SPECKS/AUC, main effects, all rows",
                lambda: core.propensity_metrics(real, synth, seed=1), 0.5)
-    add(f"logistic pMSE/SPECKS/AUC, interactions, {constraints.PROPENSITY_HEADLINE_ROWS:,} rows",
+    add(f"logistic pMSE/SPECKS/AUC, interactions, {constraints.PROPENSITY_DETAIL_ROWS:,} rows",
         lambda: run_discriminator(real, synth, "logit_interactions", seed=1), 0.5)
     held = add("logistic, main effects, all rows, 20% held out",
                lambda: core.propensity_metrics(real, synth, seed=1, holdout=0.2), 0.5)
-    cart = add(f"CART, {constraints.PROPENSITY_HEADLINE_ROWS:,} rows, 10 permutations (not in the 2 s)",
+    cart = add(f"CART, {constraints.PROPENSITY_DETAIL_ROWS:,} rows, 10 permutations (not in the 2 s)",
                lambda: run_discriminator(real, synth, "cart", seed=1, permutations=10))
     cart_all = add("CART, all rows, 5 permutations (not in the 2 s)",
                    lambda: core.propensity_metrics(real, synth, model="cart", seed=1, permutations=5))

@@ -1,7 +1,9 @@
 """Limits shared by the core, the widgets and the tests.
 
 Keeping them in one place means a slider's range, the check that rejects a
-value and the test of that check cannot drift apart.
+value and the test of that check cannot drift apart. A limit or default that
+is one synthesizer's own lives on its class instead (``Dirichlet.max_cells``,
+``MST.rho_shares``, an option's default), beside the code it bounds.
 """
 
 import math
@@ -53,29 +55,12 @@ def over_memory_budget(what: str, need: float, remedy: str) -> str | None:
     return (f"{what} would need about {need / 1e9:.3g} GB of memory, over the {MEMORY_BUDGET_BYTES / 1e9:g} GB "
             f"a request may use; {remedy}.")
 
-# Marginal-based methods that work in zCDP (MST) need δ > 0: a run asked for
+# Methods that spend ε as (ε, δ) (``Budget(needs_delta=True)``: MST, in zCDP) need δ > 0: a run asked for
 # δ = 0 uses this one, and its ledger says so.
 DEFAULT_DELTA = 1e-6
-# Their default bins per numeric column (chosen by bench/bench_dp_utility.py
-# for the best mean 2-way total variation on diamonds at ε = 1).
-MST_DEFAULT_BINS = 20
-# MST's shares of ρ: 1-way marginals, choosing the tree, the tree's 2-way marginals (which carry the
-# associations; see synth/mst.py). The generic marginal forecast reads the last one.
-MST_RHO_SHARES = (0.20, 0.05, 0.75)
-PRIVBAYES_DEFAULT_BINS = 10
-# They keep every 2-way (MST) or 3-way (PrivBayes) count table between the
-# measurement and the release: more cells than this in all are refused.
+# Marginal-based methods keep every 2-way (MST) or 3-way (PrivBayes) count table between the
+# measurement and the release: more cells than this in all are refused (synth/graphical.py).
 MARGINAL_MAX_CELLS = 20_000_000
-# AIM (synth/aim.py): bins per numeric column (20: on diamonds at ε = 1, 10 bins gave a pMSE ratio near 30
-# whatever the model, the within-bin spread alone; 40 spread the noise too thin for the 2-way TV), the most cells its model's junction tree may hold (its
-# memory and the time of each inference pass), the most columns (each round scores every pair and
-# triple), and the most cells of a triple in its workload (larger triples are left out of it).
-AIM_DEFAULT_BINS = 20
-AIM_MAX_MODEL_CELLS = 200_000
-AIM_MAX_COLUMNS = 40
-AIM_TRIPLE_MAX_CELLS = 10_000
-# PrivBayes scores every (column, pair of parents) at each step: Σ (d − k)·C(k, 2) ≈ d⁴/24 choices.
-PRIVBAYES_MAX_COLUMNS = 40
 
 # Propensity discriminators.
 PROPENSITY_MAX_ROWS = 200_000  # above this the discriminator is fitted on a shown subsample
@@ -116,11 +101,8 @@ LEARN_COMPOSITION_COLUMNS = (("diamonds", "carat"), ("diamonds", "price"), ("pen
 # Default ε grid of the risk-utility sweep (log-spaced).
 RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
 # The sweep scores every point on samples, their sizes shown on the map (columns propensity_rows, dcr_rows):
-# the propensity fit on this many stacked rows (half PROPENSITY_HEADLINE_ROWS: the fit was 0.7 s of a 1.2 s
-# point on diamonds, 0.45 s at 5,000) and the median DCR over this many confidential records, the same
-# records for every point (0.4 s for diamonds' 53,940, 0.12 s for 10,000). Together they halve a point's
-# measures (bench/bench_sweep.py, figures in the README).
-RU_PROPENSITY_ROWS = 5_000
+# the headline discriminator's (PMSE_RATIO_ROWS) and the median DCR over this many confidential records, the
+# same records for every point (0.4 s for diamonds' 53,940, 0.12 s for 10,000; bench/bench_sweep.py).
 RU_DCR_ROWS = 10_000
 # The R-U map's choices: replicates per point (1 to this many) and the shares of rows it may hold out.
 RU_MAX_REPLICATES = 20
@@ -182,10 +164,18 @@ def parse_epsilon_grid(text: str) -> list[float]:
         raise ValueError("The ε grid is empty; type at least one value, such as 0.1, 1, 10.")
     return sorted(set(values))
 
-# The headline discriminator (logit with all pairwise interactions) is fitted
-# on at most this many stacked rows, drawn at random and shown to the user,
-# so a slider move stays under a second on the diamonds table.
-PROPENSITY_HEADLINE_ROWS = 10_000
+# "pMSE ratio" is one figure on every page (issue 31): the headline discriminator, a logit with all pairwise
+# interactions, fitted on at most this many rows of each table, drawn at random. The ratio of a synthesis that
+# loses structure grows with the rows fitted (MST on diamonds at ε = 1: 4.7 on 1,000 + 1,000 rows, 7.8 on
+# 2,500 + 2,500, 13.8 on 5,000 + 5,000), so one sample size keeps one verdict; 1,000 keeps a move of the ε
+# slider fast (0.11 s of CPU for the fit on diamonds).
+PMSE_RATIO_ROWS = 1_000
+# Its reading: under PMSE_RATIO_GOOD the synthesis is hard to tell apart, under PMSE_RATIO_ACCEPTABLE usable,
+# above it the discriminator sees clearly what the synthesis lost (thresholds for PMSE_RATIO_ROWS rows).
+PMSE_RATIO_GOOD, PMSE_RATIO_ACCEPTABLE = 3.0, 10.0
+# The Compare page's other discriminators (CART, main effects, held-out scoring) are fitted on at most this many
+# stacked rows, drawn at random and shown; their figures carry the discriminator's name, not "pMSE ratio".
+PROPENSITY_DETAIL_ROWS = 10_000
 
 # Share of ε a DP synthesis spends on a noisy row count when the number of
 # synthetic rows is not declared (the exact count is not public under
@@ -194,25 +184,6 @@ ROW_COUNT_EPSILON_SHARE = 0.05
 
 # Implicates: m synthetic datasets at ε/m each.
 MAX_IMPLICATES = 20
-
-# Dirichlet–multinomial synthesis works on the full contingency table: more
-# cells than this are refused before any work (memory, and a prior of
-# n_s/(e^ε − 1) per cell would drown the data anyway).
-DIRICHLET_MAX_CELLS = 1_000_000
-# Its default bins per numeric column: coarse, because every cell gets the
-# same prior weight; 3 keeps the bundled diamonds table (7 numeric and 3
-# categorical columns) at 3⁷·5·7·8 = 612,360 cells, under the cap.
-DIRICHLET_DEFAULT_BINS = 3
-
-# PeGS: the number m of most informative features whose exact values key each
-# conditional (the rest enter as a 1-bit hash), and block PeGS's block size.
-# 1, not 2: with two exact keys, a sweep often reaches a pair of key values the
-# data never holds together, the conditional there is uniform, and the chain
-# drifts off the data's support. At α ≈ 0 (ε per record 10⁴) on diamonds,
-# TV1/TV2 (10 bins per numeric column) were 0.028/0.124 with 2 and
-# 0.003/0.099 with 1; on penguins 0.083/0.239 and 0.013/0.144 (issue 18).
-PEGS_TOP_FEATURES = 1
-PEGS_BLOCK = 10
 
 
 def epsilon_input_error(value) -> str | None:
@@ -243,14 +214,3 @@ def epsilon_input_error(value) -> str | None:
                 f"which promises nothing): type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}.")
     return None
 
-
-# Gibbs chains run side by side by the per-record samplers (pegs, pegs_rs,
-# pmi): each record (block) is seeded by the previous synthetic record of its
-# chain, the first of a chain by a uniform draw over the public domain. Fewer
-# chains mean fewer records drawn from a uniform seed (one sweep from such a
-# seed lands on keys the data never showed: issue 18) but more sequential
-# sweeps. By default a chain holds this many records (sweeps): on diamonds at
-# α = 0, TV1 0.0029 with 100 chains (540 records each), 0.0032 with 300, 0.0034
-# with 1,000 (pmi 0.020, 0.021, 0.039), and 300 chains ran 1.6× faster than
-# 100. Chains ≥ records gives the paper's one-uniform-seed-per-record sampler.
-PER_RECORD_CHAIN_LENGTH = 200

@@ -2,42 +2,33 @@
 
 Both read public facts only: the schema (its domains), the TOTAL ε, n if
 declared (None: not declared), and the method's options. Neither sees the data.
+Each method declares its own forecast and whether the suggestion may name it,
+on its class (:class:`~dpsynth_core.synth.Synthesizer`); nothing here names a method.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import constraints
 from .schema import Schema
 from .synth import SYNTHESIZERS
-from .synth import forecasting
-from .synth.base import Forecast
-
-#: Methods :func:`suggest_method` may name, best first where registered: the marginal-based methods
-#: (issue 18 measured MST 1.3–6.7× better than ``independent`` on mean 2-way TV at every ε).
-MARGINAL_METHODS = ("mst", "privbayes", "aim")
+from .synth.forecasting import Forecast, no_forecast
 
 
 def forecast(method: str, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast | None:
-    """The utility forecast of ``method`` at total ``epsilon``; None for a method that is not DP.
+    """The utility forecast of ``method`` at total ``epsilon`` with its options ``params`` (the rest at
+    their defaults); None for a method that is not DP or a schema that models no column.
 
-    A DP method without a forecast of its own (a marginal-based one such as
-    MST or PrivBayes) gets the generic marginal-noise forecast: Gaussian
-    noise per cell of a 2-way marginal, measured as MST splits its budget,
-    against n / cells (:func:`forecasting.marginals`).
+    A DP method that declares no forecast gets one saying so ("No forecast", level "unknown"), never
+    another method's.
     """
     if method not in SYNTHESIZERS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
     synth = SYNTHESIZERS[method]
     if not synth.is_dp or not schema.used:  # nothing to forecast: not DP, or no modelled column
         return None
-    params = synth.resolve(params)
-    own = synth.forecast(schema, float(epsilon), n, **params)
-    if own is not None:
-        return own
-    return forecasting.marginals(schema, float(epsilon), n, bins=params.get("bins") or constraints.DEFAULT_BINS,
-                                 delta=params.get("delta") or constraints.DEFAULT_DELTA, label=synth.label)
+    own = synth.forecast(schema, float(epsilon), n, **synth.resolve(params))
+    return own if own is not None else no_forecast(synth.label)
 
 
 @dataclass(frozen=True)
@@ -46,33 +37,25 @@ class Suggestion:
     sentence: str
 
 
-def suggest_method(schema: Schema, epsilon: float, n: int | None = None) -> Suggestion:
-    """The DP method likely to keep the most at total ``epsilon``, by a rule from the benchmark.
+def suggest_method(schema: Schema, epsilon: float, n: int | None = None) -> Suggestion | None:
+    """The DP method likely to keep the most at total ``epsilon``, by the rules the methods declare.
 
-    Rule (bench/bench_seed_methods.py on diamonds, figures in the README):
+    Every registered DP method with a ``suggest_priority`` is asked, lowest priority first (equal
+    priorities in picker order), whether it may be suggested on these public facts (its ``suggestion``,
+    given its own forecast at its default options); the first that gives a reason is named. None when
+    no registered method may be suggested here.
 
-    1. a marginal-based method (``mst``, then ``privbayes``, ``aim``) when registered;
-    2. else ``dp_seqreg`` when its forecast is "good" (the noise on its largest regression's moments
-       under 0.5% of n: on diamonds from ε = 1, where its mean 2-way TV was 0.12 against 0.16 for
-       ``independent``; at ε = 0.3 it was worse, 0.21);
-    3. else ``independent``: the marginals survive at any ε, the associations never.
-
-    ``dirichlet``, ``pegs``, ``pegs_rs`` and ``pmi`` are never suggested: at a total ε their prior or
-    per-record budget leaves near-uniform output (TV1 0.56 on diamonds at ε = 0.3, 1 and 3).
+    The shipped rule, from bench/bench_seed_methods.py on diamonds (figures in the README): a
+    marginal-based method (MST, then PrivBayes); else DP sequential regression when its forecast is
+    "good"; else independent noisy marginals. Dirichlet, PeGS, block PeGS, PMI and uniform are never
+    suggested: at a total ε their prior or per-record budget leaves near-uniform output (TV1 0.56 on
+    diamonds at ε = 0.3, 1 and 3), and uniform keeps nothing.
     """
-    for m in MARGINAL_METHODS:
-        if m in SYNTHESIZERS:
-            return Suggestion(m, f"Suggested at ε = {epsilon:g}: {SYNTHESIZERS[m].label}, a marginal-based method "
-                                 "(the family that wins the NIST benchmarks; it keeps the 2-way associations "
-                                 "that independent noisy marginals lose).")
-    if "dp_seqreg" in SYNTHESIZERS:
-        fc = forecast("dp_seqreg", schema, epsilon, n)
-        if fc is not None and fc.level == "good":
-            return Suggestion("dp_seqreg", f"Suggested at ε = {epsilon:g}: {SYNTHESIZERS['dp_seqreg'].label}; "
-                                           "its noise is small against n here, so it keeps main associations "
-                                           "that independent noisy marginals lose.")
-    why = "n is not declared, so no regression forecast" if n is None else \
-        "at this ε and n the regressions' noise is too large to gain on it"
-    return Suggestion("independent", f"Suggested at ε = {epsilon:g}: {SYNTHESIZERS['independent'].label}: it keeps "
-                                     f"every column's marginal and no association ({why}). Dirichlet, PeGS and PMI "
-                                     "give near-uniform output at a total ε.")
+    order = list(SYNTHESIZERS)
+    candidates = sorted((s for s in SYNTHESIZERS.values() if s.is_dp and s.suggest_priority is not None),
+                        key=lambda s: (s.suggest_priority, order.index(s.name)))
+    for synth in candidates:
+        reason = synth.suggestion(schema, epsilon, n, forecast(synth.name, schema, epsilon, n))
+        if reason is not None:
+            return Suggestion(synth.name, f"Suggested at ε = {epsilon:g}: {synth.label}{reason}")
+    return None

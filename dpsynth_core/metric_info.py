@@ -70,8 +70,8 @@ class MetricContext:
         holds such a result (the Compare page's chosen discriminator) puts
         it here under the key the metric's module uses.
     options : dict, optional
-        Per-call settings a metric reads, such as ``{"propensity_rows": 5000}`` (the rows the shared
-        propensity fit may use) or ``{"threads": 1}`` (a metric's own worker threads, where it has any: the
+        Per-call settings a metric reads, such as ``{"propensity_rows_each": 500}`` (the rows of each table
+        the shared propensity fit may use) or ``{"threads": 1}`` (a metric's own worker threads, where it has any: the
         R-U sweep's points already run side by side); a metric without its option uses its default.
     """
 

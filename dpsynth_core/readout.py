@@ -1,8 +1,9 @@
 """The headline readout: a few utility and risk figures, fast enough to follow the ε slider.
 
 The Synthesize page shows them beside the controls, so ε can be tuned on one screen. Each figure is
-the same measure the Compare, Risk and R-U map pages show, computed on a subsample where the full table
-would be too slow (the discriminator and the distances), and the readout says which sample it used.
+the same measure the Compare, Risk and R-U map pages show: the pMSE ratio is the headline discriminator's on
+its sample, as everywhere (:func:`.utility.headline_propensity`); the closest-record distances are measured
+for a subsample of the real records; the readout says which samples it used.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ import pandas as pd
 from .metric_info import METRICS, MetricContext, metrics, sections
 from .risk import gower_dcr
 from .schema import Schema
-from .utility import propensity_metrics
+from .utility.propensity import headline_propensity, sample_rows
 from .utility.marginals import distances_of
 
-#: Rows of each table the discriminator sees (stacked: twice this). pMSE ratio grows with the sample, so
-#: the readout's figure is comparable between ε values of one table, not with the R-U map's 10,000 rows.
-HEADLINE_PROPENSITY_ROWS = 1_000
 #: Real records whose distance to the closest synthetic record is measured (against every synthetic row).
 HEADLINE_DCR_ROWS = 1_000
 
@@ -80,14 +78,8 @@ class Headline:
                 f"against all {self.n_synth:,} synthetic rows; KS, TV and exact copies on every row.")
 
 
-def _sample(df: pd.DataFrame, k: int, rng: np.random.Generator) -> pd.DataFrame:
-    if len(df) <= k:
-        return df
-    return df.iloc[np.sort(rng.choice(len(df), size=k, replace=False))]
-
-
-def headline(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, seed: int | np.random.Generator, *,
-             propensity_rows: int = HEADLINE_PROPENSITY_ROWS, dcr_rows: int = HEADLINE_DCR_ROWS) -> Headline:
+def headline(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, seed: int, *,
+             dcr_rows: int = HEADLINE_DCR_ROWS) -> Headline:
     """The readout's figures for one synthesis of ``real`` (the rows the synthesizer saw).
 
     Parameters
@@ -96,25 +88,22 @@ def headline(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, seed: int 
         Confidential rows and the synthetic data; the schema's used columns are compared.
     schema : Schema
         Column kinds and public bounds (the distances scale numeric columns by them).
-    seed : int or Generator
-        Draws the subsamples and seeds the discriminator; the same seed gives the same figures.
-    propensity_rows, dcr_rows : int
-        Subsample sizes (see :data:`HEADLINE_PROPENSITY_ROWS`, :data:`HEADLINE_DCR_ROWS`).
+    seed : int
+        Draws the subsamples and seeds the discriminator; the same seed gives the same figures, and the same
+        pMSE ratio as the Compare page's and the R-U map's for the same synthesis.
+    dcr_rows : int
+        Real records whose closest-record distance is measured (see :data:`HEADLINE_DCR_ROWS`).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, 1])  # the DCR sample's stream, apart from the discriminator's (seed)
     used = schema.used
     r, s = real[used], synth[used]
     cats = [c for c in used if schema[c].kind == "categorical"]
-    # The subsamples are drawn here and handed to the metrics through the shared context, so each figure is
-    # the registered metric's, on the readout's sample.
-    rs, ss = _sample(r, propensity_rows, rng), _sample(s, propensity_rows, rng)
-    rd = _sample(r, dcr_rows, rng)
-    prop_seed = int(rng.integers(2**63 - 1))
+    rd = sample_rows(r, dcr_rows, rng)
     # The discriminator runs beside the distances: each spends its time in BLAS or compiled loops that
-    # release the GIL, so on two idle cores the readout takes the longer of the two, not their sum.
+    # release the GIL, so on two idle cores the readout takes the longer of the two, not their sum. Its result
+    # is handed to the metrics through the shared context, so each figure is the registered metric's.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        fitting = pool.submit(propensity_metrics, rs, ss, interactions=True, seed=prop_seed, categorical=cats,
-                              max_rows=len(rs) + len(ss))
+        fitting = pool.submit(headline_propensity, r, s, seed=seed, categorical=cats)
         ctx = MetricContext(r, s, schema=schema, seed=rng, shared={"dcr": gower_dcr(rd, s, schema=schema)})
         d = distances_of(ctx)
         ctx.shared["propensity"] = prop = fitting.result()

@@ -27,7 +27,7 @@ def show_forecast(method, cfg, schema) -> None:
         return  # an option out of range: the synthesis itself says what is wrong
     if fc is not None:
         (st.warning if fc.level == "poor" else st.caption)("Forecast: " + fc.sentence)
-    if suggestion.method != method:
+    if suggestion is not None and suggestion.method != method:  # None: no registered method may be suggested
         st.caption(suggestion.sentence)
 
 

@@ -102,40 +102,44 @@ def ecdf_figure(ecdf, column: str) -> go.Figure:
 
 
 def ci_forest_figure(table: pd.DataFrame) -> go.Figure:
-    """Real and synthetic confidence intervals side by side, one panel per coefficient on its own scale.
+    """Each coefficient's synthetic interval against its real one, on one axis scaled by the real interval.
 
     A coefficient's size depends on its predictor's units (an intercept of 13 beside a slope of 0.02 per
-    millimetre), so on one shared axis the small ones shrink to a dot; each panel's axis fits its own two
-    intervals instead.
+    millimetre), so on a raw shared axis the small ones shrink to a dot, and one axis per coefficient scatters
+    the labels. Here every value v of a coefficient is drawn at (v − real estimate) / (real half-width): the
+    real interval is always −1 to 1 (shaded), and the synthetic one shows how far it moved and how wide it is,
+    in units of the real interval; a dotted mark shows where β = 0 falls. The raw values are in the hover.
+    A coefficient without a real interval is left out (the table shows it).
     """
-    from plotly.subplots import make_subplots
+    rows = table.iloc[::-1]  # the intercept on top
+    half = ((rows["hi_real"] - rows["lo_real"]) / 2).to_numpy(dtype=float)
+    ok = np.isfinite(half) & (half > 0)
+    rows, half = rows[ok], half[ok]
+    est_real = rows["est_real"].to_numpy(dtype=float)
+    terms = [esc(t) for t in rows["term"]]
 
-    terms = [esc(t) for t in table["term"]]
-    k = max(1, len(terms))
-    fig = make_subplots(rows=k, cols=1, vertical_spacing=min(0.04, 0.5 / k))
-    # Every trace and every panel's axes in one call each: plotly validates the figure on every call, which
-    # cost a second for ten coefficients when added one by one.
-    traces, rows, axes = [], [], {}
-    for i, term in enumerate(terms):
-        row = table.iloc[i]
-        for who, colour, y, name in (("real", REAL_COLOUR, 0.2, "real"), ("synth", SYNTH_COLOUR, -0.2, "synthetic")):
-            est, lo, hi = (float(row[f"{p}_{who}"]) for p in ("est", "lo", "hi"))
-            traces.append(go.Scatter(
-                x=[est], y=[y], mode="markers", name=name, legendgroup=name, showlegend=i == 0,
-                marker=dict(color=colour, size=8),
-                error_x=dict(type="data", symmetric=False, array=[hi - est], arrayminus=[est - lo], color=colour),
-                hovertemplate=f"{term}, {name}: %{{x:.4g}} [{lo:.4g}, {hi:.4g}]<extra></extra>",
-            ))
-            rows.append(i + 1)
-        n = "" if i == 0 else str(i + 1)
-        axes[f"yaxis{n}"] = dict(range=[-0.6, 0.6], tickvals=[0], ticktext=[term], showgrid=False)
-        axes[f"xaxis{n}"] = dict(nticks=6, zeroline=True, zerolinecolor="#bbbbbb")
-    if traces:
-        fig.add_traces(traces, rows=rows, cols=[1] * len(rows))
-    fig.update_layout(axes)
-    fig.update_layout(height=max(250, 70 * k + 140))
-    _layout(fig, "Confidence intervals, real vs synthetic (each coefficient on its own scale)", "", "")
-    fig.update_xaxes(title_text="coefficient", row=k, col=1)
+    def scaled(values) -> np.ndarray:
+        return (np.asarray(values, dtype=float) - est_real) / half
+
+    fig = go.Figure()
+    fig.add_vrect(x0=-1, x1=1, fillcolor=REAL_COLOUR, opacity=0.08, line_width=0)
+    for who, colour, shift, name in (("real", REAL_COLOUR, 0.15, "real"), ("synth", SYNTH_COLOUR, -0.15, "synthetic")):
+        est, lo, hi = (rows[f"{p}_{who}"].to_numpy(dtype=float) for p in ("est", "lo", "hi"))
+        x, x_lo, x_hi = scaled(est), scaled(lo), scaled(hi)
+        raw = [f"{t}, {name}: {e:.4g} [{a:.4g}, {b:.4g}]" for t, e, a, b in zip(terms, est, lo, hi)]
+        fig.add_trace(go.Scatter(
+            x=x, y=np.arange(len(terms)) + shift, mode="markers", name=name, marker=dict(color=colour, size=8),
+            error_x=dict(type="data", symmetric=False, array=x_hi - x, arrayminus=x - x_lo, color=colour),
+            customdata=raw, hovertemplate="%{customdata}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=scaled(np.zeros(len(terms))), y=np.arange(len(terms)), mode="markers", name="β = 0",
+                             marker=dict(symbol="line-ns-open", size=14, color="#888888"),
+                             hovertemplate="β = 0 falls here<extra></extra>"))
+    fig.update_yaxes(tickvals=list(range(len(terms))), ticktext=terms, range=[-0.6, len(terms) - 0.4],
+                     showgrid=False)
+    fig.update_xaxes(zeroline=True, zerolinecolor="#bbbbbb")
+    fig.update_layout(height=max(260, 42 * len(terms) + 160))
+    _layout(fig, "Confidence intervals, synthetic against real (real interval = −1 to 1, shaded)",
+            "distance from the real estimate, in real half-widths", "")
     return fig
 
 

@@ -27,8 +27,10 @@ def histogram_grid_figure(hists: dict[str, pd.DataFrame], *, columns: int = 3) -
     """
     names = list(hists)
     rows = max(1, math.ceil(len(names) / columns))
+    height = max(320, 230 * rows + 60)
+    # 60 px between rows whatever their number: room for the axis labels and the next title, no more.
     fig = make_subplots(rows=rows, cols=columns, subplot_titles=[esc(n) for n in names],
-                        vertical_spacing=min(0.15, 0.9 / rows), horizontal_spacing=0.06)
+                        vertical_spacing=min(0.3, 60 / height), horizontal_spacing=0.06)
     for i, name in enumerate(names):
         h = hists[name]
         r, c = i // columns + 1, i % columns + 1
@@ -51,7 +53,7 @@ def histogram_grid_figure(hists: dict[str, pd.DataFrame], *, columns: int = 3) -
             fig.update_xaxes(type="category", row=r, col=c)
         else:
             fig.update_xaxes(nticks=5, row=r, col=c)
-    fig.update_layout(barmode="group", bargap=0.05, height=max(320, 260 * rows))
+    fig.update_layout(barmode="group", bargap=0.05, height=height)
     fig.update_xaxes(automargin=True)
     _layout(fig, "Every column: real vs synthetic shares", "", "")
     # The legend above the first row's panel titles, not on them.

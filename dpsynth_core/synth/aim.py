@@ -4,7 +4,7 @@ McKenna, Mullins, Sheldon & Miklau (2022, "AIM: an adaptive and iterative mechan
 differentially private synthetic data"), in zero-concentrated DP, with every column discretised
 (numeric columns in ``bins`` bins over their declared public bounds):
 
-* Workload W: every pair of columns and every triple of at most ``constraints.AIM_TRIPLE_MAX_CELLS``
+* Workload W: every pair of columns and every triple of at most ``AIM.triple_max_cells``
   cells (public: the domains alone decide). The candidates are W's sets and their subsets; a
   candidate r weighs w_r = Σ_{s ∈ W} |r ∩ s| (how much of the workload it informs).
 * ρ is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε. With T = 16·d
@@ -103,16 +103,24 @@ class AIM(Synthesizer):
                    "the model gets most wrong, measure it with Gaussian noise and refit a graphical model "
                    "to every noisy marginal; records drawn i.i.d. from the model (McKenna et al. 2022; "
                    "zCDP, reported as (ε, δ)-DP). Keeps marginals, pairs and triples.")
-    options = (opt.bins(constraints.AIM_DEFAULT_BINS),
-               opt.Option("max_cells", "int", constraints.AIM_MAX_MODEL_CELLS,
+    # Bins per numeric column: 20 on diamonds at ε = 1 (bench/bench_dp_utility.py): at 10 the spread inside
+    # a bin alone kept the pMSE ratio near 30 whatever the model; at 40 the noise spread too thin for the
+    # 2-way TV. The model-size cap bounds the memory and the time of each inference pass.
+    options = (opt.bins(20),
+               opt.Option("max_cells", "int", 200_000,
                           "Most cells the model's junction tree may hold (its memory and time).", low=1000))
+    rank = 30
+    #: Most columns: each round scores every pair and triple of them.
+    max_columns = 40
+    #: Most cells of a triple in the workload (larger triples are left out of it).
+    triple_max_cells = 10_000
 
     def refuse(self, schema, columns, n, *, bins, **params):
-        if len(columns) > constraints.AIM_MAX_COLUMNS:
+        if len(columns) > self.max_columns:
             return (f"AIM scores every pair and triple of columns each round, too many for {len(columns)} "
-                    f"columns (at most {constraints.AIM_MAX_COLUMNS}); synthesize fewer columns or use MST.")
+                    f"columns (at most {self.max_columns}); synthesize fewer columns or use MST.")
         sizes = [column_domain(schema[c], bins).size for c in columns]
-        cells = total_cells(sizes, constraints.AIM_TRIPLE_MAX_CELLS)
+        cells = total_cells(sizes, self.triple_max_cells)
         if cells > constraints.MARGINAL_MAX_CELLS:
             return (f"AIM keeps every 1-, 2- and 3-way table of these {len(columns)} columns it may measure, "
                     f"{cells:,} cells in all, over the cap of {constraints.MARGINAL_MAX_CELLS:,}; synthesize "
@@ -122,7 +130,7 @@ class AIM(Synthesizer):
     def measure(self, df, schema, columns, *, bins, max_cells):
         codes, domains = encode(df, schema, columns, bins)
         sizes = [d.size for d in domains]
-        weights = candidate_weights(workload(sizes, constraints.AIM_TRIPLE_MAX_CELLS), len(columns))
+        weights = candidate_weights(workload(sizes, self.triple_max_cells), len(columns))
         exact = {r: count_table(codes[:, list(r)], [sizes[v] for v in r]).astype(float) for r in weights}
         return {"columns": list(columns), "domains": domains, "sizes": sizes, "weights": weights, "exact": exact}
 

@@ -8,10 +8,12 @@ Every synthesizer has two phases (METHODS.md §2):
 * ``generate`` — noise and sampling: takes the measurement, ε and one numpy
   Generator, returns synthetic values and the mechanism steps it ran.
 
-A synthesizer is one module: a subclass with its options (:mod:`.options`) and the way it spends
-ε (``spends``, :mod:`..privacy.budget`) declared as data, registered with :func:`register` and
-imported in ``synth/__init__.py``. The page, the R-U map, the release, the report and the common
-tests then find it in :data:`SYNTHESIZERS`.
+A synthesizer is one module: a subclass with every fact of the method on it — its options
+(:mod:`.options`), the way it spends ε (``spends``, :mod:`..privacy.budget`), its place in the picker
+(``rank``), its forecast and whether the method suggestion may name it (``forecast``,
+``suggest_priority`` and ``suggestion``), its own limits as class attributes — registered with
+:func:`register` and imported in ``synth/__init__.py``. The page, the forecast, the suggestion, the
+R-U map, the release, the report, the CLI and the common tests then find it in :data:`SYNTHESIZERS`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -35,19 +38,8 @@ from ..privacy import NONE, TOTAL, Budget, Geometric, Step, build_ledger
 from ..privacy.mechanisms import check_epsilon
 from ..schema import Schema, schema_of
 from .encoding import assemble_frame
+from .forecasting import Forecast, no_forecast
 from .options import Option, resolve
-
-
-@dataclass(frozen=True)
-class Forecast:
-    """What a DP method is likely to keep, said before any run from public facts only.
-
-    ``level``: "good", "fair", "poor" (expect near-uniform or noise-dominated
-    output) or "unknown" (a fact it needs, such as n, is not declared).
-    """
-
-    sentence: str
-    level: str
 
 
 class Synthesizer:
@@ -67,14 +59,34 @@ class Synthesizer:
     caveat: ClassVar[str] = ""
     #: the measure step also takes a Dask DataFrame, summed partition by partition (see .counting)
     partitioned: ClassVar[bool] = False
+    #: place in the method picker and the R-U map's list, lowest first, every DP method before every other
+    #: whatever its rank; equal ranks keep the order of registration. The shipped methods: the marginal-based
+    #: ones, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
+    #: then the non-DP references. Without one, a method follows the ranked methods of its kind.
+    rank: ClassVar[float] = math.inf
+    #: whether :func:`dpsynth_core.suggest_method` may name this method: it asks the DP methods that have a
+    #: priority, lowest first (equal priorities in picker order), and names the first whose
+    #: :meth:`suggestion` gives a reason. None: never suggested.
+    suggest_priority: ClassVar[int | None] = None
 
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""
         return []
 
-    def forecast(self, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast | None:
+    def forecast(self, schema: Schema, epsilon: float, n: int | None = None, **params) -> Forecast:
         """Utility forecast at TOTAL budget ``epsilon`` from the schema, ε, n (None: not declared) and
-        the options alone: it never sees the data. None: no forecast of its own."""
+        the options (all of them, resolved) alone: it never sees the data. A method that declares none
+        says so ("No forecast", level "unknown")."""
+        return no_forecast(self.label)
+
+    def suggestion(self, schema: Schema, epsilon: float, n: int | None, forecast: Forecast | None) -> str | None:
+        """Why the method suggestion may name this method here, or None: not here.
+
+        Asked only when ``suggest_priority`` is set, with public facts only: the schema, the TOTAL
+        ``epsilon``, ``n`` (None: not declared) and this method's own ``forecast`` at its default options
+        (None when the schema models no column). The reason is the end of the sentence "Suggested at
+        ε = …: <label>", from its punctuation on.
+        """
         return None
 
     def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
@@ -112,22 +124,14 @@ class Synthesizer:
 
 SYNTHESIZERS: dict[str, Synthesizer] = {}
 
-#: Order of the method picker and the R-U map's choices (issue 18): the marginal-based methods
-#: first, then the other DP methods from most to least useful at a total ε (bench/bench_seed_methods.py),
-#: then the non-DP references. Names not registered are skipped; methods not listed follow the listed
-#: ones of their kind (DP or not) in registration order.
-METHOD_ORDER = ("mst", "privbayes", "aim", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
-                "cart", "parametric", "bootstrap")
-
 
 def register(cls: type[Synthesizer]) -> type[Synthesizer]:
-    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`, kept in :data:`METHOD_ORDER`."""
+    """Class decorator adding one instance of ``cls`` to :data:`SYNTHESIZERS`, kept in picker order
+    (DP methods first, then by ``rank``, then in the order of registration)."""
     SYNTHESIZERS[cls.name] = cls()
-    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
-    ordered = sorted(SYNTHESIZERS, key=lambda m: (not SYNTHESIZERS[m].is_dp, rank.get(m, len(rank))))
-    items = [(m, SYNTHESIZERS[m]) for m in ordered]
+    ordered = sorted(SYNTHESIZERS.items(), key=lambda item: (not item[1].is_dp, item[1].rank))  # stable
     SYNTHESIZERS.clear()
-    SYNTHESIZERS.update(items)
+    SYNTHESIZERS.update(ordered)
     return cls
 
 

@@ -16,6 +16,7 @@ class Bootstrap(Synthesizer):
     label = "Bootstrap"
     is_dp = False
     description = "Real rows drawn with replacement: the reference with no protection."
+    rank = 130  # the top-right anchor: last
 
     def measure(self, df, schema, columns):
         # A declared bound is a promise about every released value: numbers outside it are clipped.

@@ -67,6 +67,7 @@ class SequentialCart(Synthesizer):
                    "before it (synthpop's default). Keeps associations; no formal privacy.")
     options = (Option("min_leaf", "int", constraints.CART_MIN_LEAF, "Fewest real rows in a tree leaf (donors per leaf).",
                       low=1),)
+    rank = 110
 
     def measure(self, df, schema, columns, *, min_leaf, targets=None):
         targets = columns if targets is None else targets

@@ -49,15 +49,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import constraints
 from ..privacy import TOTAL, Budget, Step
 from ..privacy.mechanisms import dirichlet_alpha
-from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
 from .counting import flat_counts
 from .counting import strides as _strides
 from .encoding import Domain, column_domain, decode_column
+from .forecasting import VERDICT, Forecast, domain_sizes, level_of, ratio_text, spendable
 
 
 @dataclass(frozen=True)
@@ -87,24 +86,41 @@ class Dirichlet(Synthesizer):
                    "Keeps every association the bins can show, but the prior pulls the table toward "
                    "uniform: the pull grows as ε falls and does not shrink with more data (Charest). "
                    "Only for small tables (few columns, coarse bins).")
-    options = (opt.bins(constraints.DIRICHLET_DEFAULT_BINS),)
+    # Bins per numeric column: coarse, because every cell gets the same prior weight; 3 keeps the bundled
+    # diamonds table (7 numeric and 3 categorical columns) at 3⁷·5·7·8 = 612,360 cells, under max_cells.
+    options = (opt.bins(3),)
     spends = Budget(TOTAL, per_target="all of it on one posterior sample of the full table")
     partitioned = True
+    rank = 90
+    #: The full table has more cells than this: refused before any work (memory, and a prior of
+    #: n_s/(e^ε − 1) per cell would drown the data anyway).
+    max_cells = 1_000_000
 
-    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DIRICHLET_DEFAULT_BINS, **params):
-        return forecasting.dirichlet(schema, epsilon, n, bins=bins)
+    def forecast(self, schema, epsilon, n=None, *, bins, **params):
+        """Prior α = n_s/(e^ε − 1) in each of p cells against n/p rows per cell: ratio p/(e^ε − 1) when n_s = n.
+
+        Level by that ratio: good < 0.1, fair < 1, poor from 1 (the prior outweighs the data).
+        """
+        cells = math.prod(domain_sizes(schema, bins).values())
+        eps = spendable(epsilon, n)
+        ratio = cells / math.expm1(eps) if eps < 700 else 0.0
+        alpha = ratio_text(n / math.expm1(eps)) if n is not None and eps < 700 else "n_s/(e^ε − 1)"
+        level = level_of(ratio, 0.1, 1.0)
+        return Forecast(f"At ε = {epsilon:g} the Dirichlet prior puts α = {alpha} pseudo-records in each of the "
+                        f"{cells:,} cells of the full table, so it outweighs the data about {ratio_text(ratio)} : 1 "
+                        f"per cell (with as many synthetic rows as real ones): {VERDICT[level]}.", level)
 
     def refuse(self, schema, columns, n, *, bins, **params):
         domains = [column_domain(schema[c], bins) for c in columns]
         cells = math.prod(d.size for d in domains)  # Python int: no overflow
-        if cells <= constraints.DIRICHLET_MAX_CELLS:
+        if cells <= self.max_cells:
             return None
         numeric = any(d.column.kind == "numeric" for d in domains)
         remedy = (f"bin numeric columns more coarsely (bins below {bins}) or synthesize fewer columns"
                   if numeric else "synthesize fewer columns or merge categories")
         count = f"{cells:,}" if cells < 10 ** 15 else f"about 10^{len(str(cells)) - 1}"
         return (f"The full table of these {len(columns)} columns has {count} cells, over the "
-                f"Dirichlet–multinomial cap of {constraints.DIRICHLET_MAX_CELLS:,}; {remedy}.")
+                f"Dirichlet–multinomial cap of {self.max_cells:,}; {remedy}.")
 
     def measure(self, df, schema, columns, *, bins):
         domains = [column_domain(schema[c], bins) for c in columns]

@@ -56,11 +56,12 @@ from threadpoolctl import threadpool_limits
 from .. import constraints
 from ..errors import MethodRefused
 from ..privacy import TOTAL, Budget, Geometric, Laplace, Step
-from . import forecasting
+from ..privacy.mechanisms import geometric_variance
 from . import options as opt
 from .base import Synthesizer, register
 from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
+from .forecasting import VERDICT, Forecast, level_of, spendable
 from .options import Option
 from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
                                 from_unit, to_unit)
@@ -288,6 +289,51 @@ def solve_noisy_moments(noisy: NoisyLinear) -> tuple[np.ndarray, np.ndarray, flo
     return b, (uu_inv + uu_inv.T) / 2, sse, df
 
 
+def seqreg_forecast(schema, epsilon: float, n: int | None, *, chain: list[str], bins: int, cat_bins: int,
+                    max_cells: int, max_predictors: int | None, numeric_weight: float) -> Forecast:
+    """Laplace scale Δ/ε_j on the largest regression's moments against n (the intercept entry of U′U).
+
+    Relative noise √2·b/n: good < 0.005, fair < 0.05 (diamonds: 0.004 at ε = 1, where dp_seqreg beat
+    independent on TV2; 0.013 at ε = 0.3, where it did not), poor beyond. A chain with no regression
+    (every column categorical, or one column): geometric noise per cell of its largest count table
+    against the rows per cell, as for independent histograms.
+    """
+    parts = []  # per variable: ("lin", sensitivity of Z′Z) or ("tab", cells of its count table)
+    for i, c in enumerate(chain):
+        col, previous = schema[c], chain[:i]
+        if i > 0 and col.kind == "numeric":
+            parts.append(("lin", moment_sensitivities(len(regression_predictors(previous, max_predictors)))[ZZ]))
+        else:
+            size = column_domain(col, bins).size
+            preds = table_predictors(schema, previous, size, cat_bins, max_cells) if i > 0 else []
+            parts.append(("tab", size * math.prod(column_domain(schema[p], cat_bins).size for p in preds)))
+    weights = [numeric_weight if kind == "lin" else 1.0 for kind, _ in parts]
+    shares = split_epsilon(spendable(epsilon, n), len(chain), weights)
+    head = f"At ε = {epsilon:g} each of the {len(chain)} variables gets about ε = {min(shares):.3g}"
+    lin = [(delta, e) for (kind, delta), e in zip(parts, shares) if kind == "lin"]
+    if not lin:
+        std = math.sqrt(geometric_variance(min(shares)))
+        worst = max(size for _, size in parts)
+        if n is None:
+            return Forecast(f"{head}: geometric noise of standard deviation {std:,.1f} per cell of its count "
+                            f"tables (largest {worst:,} cells); n is not declared.", "unknown")
+        level = level_of(std / (n / worst), 0.05, 0.5)
+        return Forecast(f"{head}: geometric noise of standard deviation {std:,.1f} per cell, against about "
+                        f"{n / worst:,.0f} rows per cell of its largest table ({worst:,} cells): {VERDICT[level]}.",
+                        level)
+    delta, eps_j = max(lin, key=lambda t: t[0] / t[1])
+    b = delta / eps_j
+    head += (f"; its largest regression (sensitivity {delta:g}) gets Laplace noise of scale {b:,.0f} on each "
+             f"entry of its moment matrix (values scaled to [−1, 1])")
+    if n is None:
+        return Forecast(f"{head}. n is not declared: the noise is small once n is well over {200 * b:,.0f} rows.",
+                        "unknown")
+    rel = math.sqrt(2) * b / n
+    level = level_of(rel, 0.005, 0.05)
+    return Forecast(f"{head}, against n = {n:,} rows: noise about {rel:.2%} of the row count; "
+                    f"{VERDICT[level]}.", level)
+
+
 @register
 class DPSequentialRegression(Synthesizer):
     """Sequential regression synthesis on noisy sufficient statistics: ε-DP.
@@ -353,11 +399,23 @@ class DPSequentialRegression(Synthesizer):
     spends = Budget(TOTAL, per_target="one share per column, numeric regressions numeric_weight shares each")
     partitioned = True
 
-    def forecast(self, schema, epsilon, n=None, **params):
-        p = self.resolve(params)
-        return forecasting.seqreg(schema, epsilon, n, chain=self.chain(schema.used, p["order"]), bins=p["bins"],
-                                  cat_bins=p["cat_bins"], max_cells=p["max_cells"],
-                                  max_predictors=p["max_predictors"], numeric_weight=p["numeric_weight"])
+    rank = 50
+    suggest_priority = 1  # after the marginal-based methods, before the marginals-only fallback
+
+    def forecast(self, schema, epsilon, n=None, *, order, bins, cat_bins, max_cells, max_predictors, numeric_weight,
+                 **params):
+        return seqreg_forecast(schema, epsilon, n, chain=self.chain(schema.used, order), bins=bins,
+                               cat_bins=cat_bins, max_cells=max_cells, max_predictors=max_predictors,
+                               numeric_weight=numeric_weight)
+
+    def suggestion(self, schema, epsilon, n, forecast):
+        """When its forecast is "good": the noise on its largest regression's moments under 0.5% of n (on
+        diamonds from ε = 1, where its mean 2-way TV was 0.12 against 0.16 for ``independent``; at ε = 0.3
+        it was worse, 0.21)."""
+        if forecast is None or forecast.level != "good":
+            return None
+        return ("; its noise is small against n here, so it keeps main associations that independent noisy "
+                "marginals lose.")
 
     # -- checks before any work ---------------------------------------------------
     def refuse(self, schema, columns, n, *, bins, cat_bins, max_cells, order=None, log_scale=True,

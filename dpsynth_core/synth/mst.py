@@ -3,7 +3,7 @@
 McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge, as
 METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun & Steinke 2016):
 
-1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``constraints.MST_RHO_SHARES``)
+1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``MST.rho_shares``)
    20% to the 1-way marginals, 5% to choosing the tree and 75% to the tree's
    2-way marginals, which carry the associations (the paper splits in thirds;
    this split gives a lower mean 2-way total variation on diamonds at every ε
@@ -54,6 +54,7 @@ from ..privacy.accounting import zcdp_epsilon, zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode
+from .forecasting import VERDICT, Forecast, domain_sizes, level_of, n_text, spendable
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
 
@@ -73,7 +74,7 @@ def split_rho(rho: float, d: int) -> tuple[float, float, float]:
     """
     if d < 2:
         return rho, 0.0, 0.0
-    one, select = rho * constraints.MST_RHO_SHARES[0], rho * constraints.MST_RHO_SHARES[1]
+    one, select = rho * MST.rho_shares[0], rho * MST.rho_shares[1]
     return one, select, rho - one - select
 
 
@@ -163,6 +164,40 @@ def _ipf(table: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return t
 
 
+#: Why the method suggestion may name a marginal-based method at any ε (issue 18 measured MST 1.3–6.7× better
+#: than ``independent`` on mean 2-way TV at every ε).
+MARGINAL_FAMILY = (", a marginal-based method (the family that wins the NIST benchmarks; it keeps the 2-way "
+                   "associations that independent noisy marginals lose).")
+
+
+def marginal_forecast(schema, epsilon: float, n: int | None, *, bins: int, label: str,
+                      delta: float = constraints.DEFAULT_DELTA) -> Forecast:
+    """Gaussian noise per 2-way cell, measured as MST splits its budget, against n/cells.
+
+    MST's 2-way share of ρ (three quarters) over the d − 1 pairs of a tree; each table's part grows with
+    its cells, so a table of the average size gets about σ² = (d − 1)/(2·0.75ρ). Level by σ / (n/cells)
+    for the average pair: good < 0.2, fair < 1, poor beyond (the fitted model smooths the noise, hence
+    looser thresholds than for a raw histogram). Another marginal-based method that splits its budget
+    its own way may declare this one as its order of magnitude: the sentence names its ``label``.
+    """
+    sizes = list(domain_sizes(schema, bins).values())
+    d = len(sizes)
+    rho = zcdp_rho(spendable(epsilon, n), delta)
+    pairs = max(d - 1, 1)
+    share = MST.rho_shares[2]
+    sigma = math.sqrt(pairs / (2 * share * rho))
+    cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / max(d * (d - 1) / 2, 1)
+    head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), 2-way marginals measured as MST measures "
+            f"them ({share:.0%} of ρ over {pairs} pairs of a tree, Gaussian) get noise of standard deviation about "
+            f"{sigma:,.1f} per cell; {label} splits its budget its own way, so read this as an order of magnitude")
+    if n is None:
+        return Forecast(f"{head}; n is not declared, so the rows per cell (about n/{cells:,.0f}) are unknown.",
+                        "unknown")
+    level = level_of(sigma / (n / cells), 0.2, 1.0)
+    return Forecast(f"{head}, against about {n / cells:,.0f} rows in an average cell ({cells:,.0f} cells; "
+                    f"{n_text(n)}): {VERDICT[level]}.", level)
+
+
 @register
 class MST(Synthesizer):
     name = "mst"
@@ -174,7 +209,21 @@ class MST(Synthesizer):
                    "noisy 2-way marginals on the tree, and records drawn i.i.d. from the tree model "
                    "(McKenna et al. 2021; zCDP, reported as (ε, δ)-DP). Keeps every marginal and the "
                    "strongest pairwise associations.")
-    options = (opt.bins(constraints.MST_DEFAULT_BINS),)
+    # Bins per numeric column: chosen by bench/bench_dp_utility.py for the best mean 2-way total variation on
+    # diamonds at ε = 1.
+    options = (opt.bins(20),)
+    rank = 10
+    suggest_priority = 0
+    #: Shares of ρ: 1-way marginals, choosing the tree, the tree's 2-way marginals (which carry the
+    #: associations; module docstring).
+    rho_shares = (0.20, 0.05, 0.75)
+
+    def forecast(self, schema, epsilon, n=None, *, bins, **params):
+        # Its own split, measured at the default δ: the forecast is asked before δ is chosen.
+        return marginal_forecast(schema, epsilon, n, bins=bins, label=self.label)
+
+    def suggestion(self, schema, epsilon, n, forecast):
+        return MARGINAL_FAMILY
 
     def refuse(self, schema, columns, n, *, bins, **params):
         # the measure step keeps the 2-way tables at half-width bins

@@ -118,6 +118,7 @@ class Parametric(Synthesizer):
                    "linear plus normal noise for numbers (the Urban Institute course's approach). "
                    "No formal privacy.")
     options = (opt.max_iter(DEFAULT_MAX_ITER), opt.inverse_penalty(DEFAULT_C))
+    rank = 120
 
     def refuse(self, schema, columns, n, *, max_iter, C):
         return check_options(max_iter=max_iter, C=C) or design_refusal("Parametric synthesis", schema, columns, n)

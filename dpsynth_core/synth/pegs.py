@@ -73,10 +73,10 @@ import numpy as np
 from .. import constraints
 from ..privacy import PER_RECORD, Budget, Step
 from ..privacy.mechanisms import PerturbedCounts, log_perturbation_alpha
-from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import OUTSIDE, Domain, column_domain, decode_column, encode
+from .forecasting import VERDICT, Forecast, domain_sizes, ratio_text, share_text, spendable
 from .options import Option
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio (Weyl increment of splitmix64)
@@ -220,10 +220,20 @@ def measure_pegs(df, schema, columns, *, bins: int, top: int, ranking: str) -> P
     return PegsModel(list(columns), domains, mi, tuple(conditionals), len(codes))
 
 
+# Gibbs chains run side by side by the per-record samplers (pegs, pegs_rs, pmi): each record (block) is
+# seeded by the previous synthetic record of its chain, the first of a chain by a uniform draw over the
+# public domain. Fewer chains mean fewer records drawn from a uniform seed (one sweep from such a seed lands
+# on keys the data never showed: issue 18) but more sequential sweeps. By default a chain holds this many
+# records (sweeps): on diamonds at α = 0, TV1 0.0029 with 100 chains (540 records each), 0.0032 with 300,
+# 0.0034 with 1,000 (pmi 0.020, 0.021, 0.039), and 300 chains ran 1.6× faster than 100. Chains ≥ records
+# gives the paper's one-uniform-seed-per-record sampler.
+CHAIN_LENGTH = 200
+
+
 def chain_count(units: int, chains: int | None, per_unit: int = 1) -> int:
     """Chains for ``units`` records (blocks of ``per_unit`` records): ``chains`` (at most one per unit),
-    or by default one per ``PER_RECORD_CHAIN_LENGTH`` records, so a chain is that many sweeps long."""
-    k = -(-units * per_unit // constraints.PER_RECORD_CHAIN_LENGTH) if chains is None else chains
+    or by default one per ``CHAIN_LENGTH`` records, so a chain is that many sweeps long."""
+    k = -(-units * per_unit // CHAIN_LENGTH) if chains is None else chains
     return max(1, min(k, units))
 
 
@@ -244,16 +254,20 @@ def run_chains(sizes: list[int], units: int, chains: int | None, rng: np.random.
     return out.reshape(-1, len(sizes))
 
 
-TOP = Option("top", "int", constraints.PEGS_TOP_FEATURES,
-             "How many key features' exact values key each conditional.", low=0)
+# The number of most informative features whose exact values key each conditional (the rest enter as a
+# 1-bit hash). 1, not 2: with two exact keys, a sweep often reaches a pair of key values the data never holds
+# together, the conditional there is uniform, and the chain drifts off the data's support. At α ≈ 0 (ε per
+# record 10⁴) on diamonds, TV1/TV2 (10 bins per numeric column) were 0.028/0.124 with 2 and 0.003/0.099
+# with 1; on penguins 0.083/0.239 and 0.013/0.144 (issue 18).
+TOP = Option("top", "int", 1, "How many key features' exact values key each conditional.", low=0)
 RANKING = Option("ranking", "choice", "public",
                  "How key features are chosen: 'public' (declared column order, DP) or 'data' (mutual "
                  "information on the data, as in the paper; not DP).", choices=("public", "data"))
 CHAINS = Option("chains", "int", None,
-                "Gibbs chains run side by side (default: one per 200 records): each record is swept from the "
-                "previous synthetic record of its chain, the first from a uniform seed. Set it to the number of "
-                "rows for one uniform seed per record, as in the paper (loses the marginals: one sweep from a "
-                "uniform seed mostly sees keys the data never showed).", low=1, optional=True)
+                f"Gibbs chains run side by side (default: one per {CHAIN_LENGTH} records): each record is swept "
+                "from the previous synthetic record of its chain, the first from a uniform seed. Set it to the "
+                "number of rows for one uniform seed per record, as in the paper (loses the marginals: one sweep "
+                "from a uniform seed mostly sees keys the data never showed).", low=1, optional=True)
 
 
 def check_counts(**values) -> None:
@@ -299,6 +313,54 @@ def _chain_note(units: int, chains: int | None, unit: str = "record", per_unit: 
             f"of a released record), the first of each chain by a uniform draw (public)")
 
 
+def _public_keys(sizes: list[int], top: int) -> list[int]:
+    """Keys of each feature's PeGS conditional: the top nearest features' sizes × 2 for the hash bit."""
+    m = len(sizes)
+    out = []
+    for i in range(m):
+        near = sorted((j for j in range(m) if j != i), key=lambda j: (abs(i - j), j))
+        out.append(math.prod(sizes[j] for j in near[:top]) * (2 if m - 1 > top else 1))
+    return out
+
+
+def per_record_forecast(schema, epsilon: float, n: int | None, *, bins: int, method: str, top: int = 1,
+                        block: int = 1) -> Forecast:
+    """ε per record (or block) = ε / units; α = 1/(e^(ε_r/M) − 1); the data's weight in a conditional.
+
+    PeGS: N_h/(N_h + Cα) with N_h = n/keys; PMI (``method="pmi"``): 1/(1 + Cα) (its probabilities are
+    g̃ = (g + α)/(1 + Cα)). The best feature's weight sets the level: good ≥ 0.5, fair ≥ 0.1, poor below
+    (near-uniform).
+    """
+    sizes = list(domain_sizes(schema, bins).values())
+    m = len(sizes)
+    unit = "synthetic record" if block == 1 else f"block of {block} records"
+    def alpha_at(rows: int) -> tuple[int, float, float]:
+        units = -(-rows // block)
+        eps_r = spendable(epsilon, n) / units
+        x = eps_r / m
+        return units, eps_r, math.exp(-x) / -math.expm1(-x)
+
+    if n is None:
+        count = "synthetic rows n_s" if block == 1 else f"blocks, n_s/{block}"
+        return Forecast(f"ε per {unit} is the total divided by the number of {count}, not declared (about the "
+                        f"data's rows); even 1,000 rows at ε = {epsilon:g} would give α = 1/(e^(ε/M) − 1) ≈ "
+                        f"{ratio_text(alpha_at(1000)[2])} pseudo-counts per value (M = {m}). Declare n for a "
+                        "forecast.", "unknown")
+    units, eps_r, alpha = alpha_at(n)
+    if method == "pmi":
+        weights = [1 / (1 + c * alpha) for c in sizes]
+        carried = f"the data's probabilities carry at most {share_text(max(weights))} of each draw"
+    else:
+        keys = _public_keys(sizes, top)
+        weights = [(n / k) / (n / k + c * alpha) for k, c in zip(keys, sizes)]
+        carried = (f"against about {n / min(keys):,.0f} real rows per key at best, the data carry at most "
+                   f"{share_text(max(weights))} of each conditional")
+    level = "good" if max(weights) >= 0.5 else "fair" if max(weights) >= 0.1 else "poor"
+    return Forecast(f"ε per {unit} is 1/{units:,} of the total: {eps_r:.3g} at ε = {epsilon:g}, so α = "
+                    f"1/(e^(ε/M) − 1) ≈ {ratio_text(alpha)} pseudo-counts per value (M = {m}); {carried}: "
+                    f"{VERDICT[level]}.", level)
+
+
 @register
 class Pegs(Synthesizer):
     """Perturbed Gibbs sampler, one sweep per record (module docstring)."""
@@ -315,13 +377,13 @@ class Pegs(Synthesizer):
                    "(public); ranking='data' picks them by mutual information as the paper does, which "
                    "reads the data without noise, so such a run is labelled not DP.")
     options = (opt.bins(constraints.DEFAULT_BINS), TOP, RANKING, CHAINS)
+    rank = 70
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
 
-    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS,
-                 top=constraints.PEGS_TOP_FEATURES, **params):
-        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pegs", top=top)
+    def forecast(self, schema, epsilon, n=None, *, bins, top, **params):
+        return per_record_forecast(schema, epsilon, n, bins=bins, method="pegs", top=top)
 
     def refuse(self, schema, columns, n, *, bins, top, chains=None, **params):
         check_counts(top=top, chains=chains)
@@ -366,15 +428,15 @@ class PegsReset(Synthesizer):
                    "of the total ε (the total divided by the number of blocks). Large blocks lose utility. Key columns as in PeGS: public column order "
                    "by default; ranking='data' (mutual information, as in the paper) makes a run not DP.")
     options = (opt.bins(constraints.DEFAULT_BINS), TOP,
-               Option("block", "int", constraints.PEGS_BLOCK, "Records drawn per block; a block costs ε.", low=1),
+               Option("block", "int", 10, "Records drawn per block; a block costs ε.", low=1),
                RANKING, CHAINS)
+    rank = 80
 
     def not_dp_reasons(self, *, ranking="public", **params):
         return [_DATA_RANKING] if ranking == "data" else []
 
-    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS,
-                 top=constraints.PEGS_TOP_FEATURES, block=constraints.PEGS_BLOCK, **params):
-        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pegs", top=top, block=block)
+    def forecast(self, schema, epsilon, n=None, *, bins, top, block, **params):
+        return per_record_forecast(schema, epsilon, n, bins=bins, method="pegs", top=top, block=block)
 
     def refuse(self, schema, columns, n, *, bins, top, block, chains=None, **params):
         check_counts(top=top, block=block, chains=chains)

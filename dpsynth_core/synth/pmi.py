@@ -47,12 +47,11 @@ from threadpoolctl import threadpool_limits
 from .. import constraints
 from ..privacy import PER_RECORD, Budget, Step
 from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw_probabilities
-from . import forecasting
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode
 from .options import Option
-from .pegs import CHAINS, _chain_note, run_chains
+from .pegs import CHAINS, _chain_note, per_record_forecast, run_chains
 from .regression_design import check_options
 
 DEFAULT_FIT_ROWS = 10_000
@@ -183,9 +182,10 @@ class PMI(Synthesizer):
                Option("fit_rows", "int", DEFAULT_FIT_ROWS,
                       "Rows the per-column models are fitted on (a fixed subsample above it).", low=1),
                opt.max_iter(DEFAULT_MAX_ITER), opt.inverse_penalty(DEFAULT_C), CHAINS)
+    rank = 60
 
-    def forecast(self, schema, epsilon, n=None, *, bins=constraints.DEFAULT_BINS, **params):
-        return forecasting.per_record(schema, epsilon, n, bins=bins, method="pmi")
+    def forecast(self, schema, epsilon, n=None, *, bins, **params):
+        return per_record_forecast(schema, epsilon, n, bins=bins, method="pmi")
 
     def refuse(self, schema, columns, n, *, bins, fit_rows, max_iter, C, chains=None):
         bad = check_options(bins=bins, fit_rows=fit_rows, max_iter=max_iter, C=C,

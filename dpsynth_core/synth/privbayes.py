@@ -30,13 +30,13 @@ import itertools
 
 import numpy as np
 
-from .. import constraints
 from ..privacy import TOTAL, Budget, Geometric, Step
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import decode_column, encode
 from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
                         table_cells_refusal)
+from .mst import MARGINAL_FAMILY, marginal_forecast
 
 SELECTION_SHARE = 0.3  # β of the paper: share of ε spent choosing the network
 R_SENSITIVITY = 2.0
@@ -59,14 +59,27 @@ class PrivBayes(Synthesizer):
     description = ("A Bayesian network where each column has up to two parents, chosen privately "
                    "(exponential mechanism on the R score), noisy conditional tables (geometric noise), "
                    "and records drawn i.i.d. from the network (Zhang et al. 2017). Keeps triples of columns.")
-    options = (opt.bins(constraints.PRIVBAYES_DEFAULT_BINS),)
+    options = (opt.bins(10),)
     spends = Budget(TOTAL, per_target=f"{SELECTION_SHARE:.0%} on choosing the network, the rest in equal shares "
                                       "over its conditional tables")
+    rank = 20
+    suggest_priority = 0  # a marginal-based method, after MST in picker order
+    #: It scores every (column, pair of parents) at each step: Σ (d − k)·C(k, 2) ≈ d⁴/24 choices; more
+    #: columns than this are refused.
+    max_columns = 40
+
+    def forecast(self, schema, epsilon, n=None, *, bins, **params):
+        # MST's marginal noise at these bins, as an order of magnitude (the sentence says so): PrivBayes has
+        # no forecast of its own split yet.
+        return marginal_forecast(schema, epsilon, n, bins=bins, label=self.label)
+
+    def suggestion(self, schema, epsilon, n, forecast):
+        return MARGINAL_FAMILY
 
     def refuse(self, schema, columns, n, *, bins, **params):
-        if len(columns) > constraints.PRIVBAYES_MAX_COLUMNS:
+        if len(columns) > self.max_columns:
             return (f"PrivBayes compares every column with every pair of earlier ones, too many choices for "
-                    f"{len(columns)} columns (at most {constraints.PRIVBAYES_MAX_COLUMNS}); synthesize fewer "
+                    f"{len(columns)} columns (at most {self.max_columns}); synthesize fewer "
                     "columns or use MST.")
         return table_cells_refusal(schema, columns, bins, 3, "PrivBayes")
 

@@ -16,8 +16,9 @@ the bottom-left anchor of the risk-utility map, as bootstrap is the top-right.
 from __future__ import annotations
 
 from ..privacy import NONE, Budget, Public
-from .base import Forecast, Synthesizer, register
+from .base import Synthesizer, register
 from .encoding import column_domain, decode_column
+from .forecasting import Forecast
 
 
 @register
@@ -30,6 +31,7 @@ class Uniform(Synthesizer):
                    "the data: ε = 0 with a declared row count (otherwise ε pays for a noisy count). Keeps "
                    "nothing: the floor any DP method should beat.")
     partitioned = True  # reads no data at all
+    rank = 100  # the floor: after every DP method that keeps something
 
     def forecast(self, schema, epsilon, n=None, **params):
         return Forecast("Keeps nothing of the data: every column is uniform over its declared domain, with no "

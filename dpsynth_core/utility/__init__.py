@@ -26,11 +26,12 @@ from .design import Design, column_kinds, propensity_design
 from .marginals import (ColumnComparison, column_distances, compare_columns, hellinger_distance, missing_shares,
                         moments_table, tv_distance)
 from .pegs_distance import PegsDistances, pegs_distances
-from .propensity import PropensityResult, propensity_metrics
+from .propensity import PropensityResult, headline_propensity, propensity_metrics
 from .regression import RegressionOverlap, ci_overlap, regression_ci_overlap, regression_outcomes
-from .report import (DISCRIMINATORS, Tile, UtilitySummary, format_value, metric_tile, propensity_tiles,
-                     run_discriminator, section_tiles, utility_summary)
+from .report import (DISCRIMINATORS, Tile, UtilitySummary, discriminator_variant, format_value, metric_tile,
+                     propensity_tiles, run_discriminator, section_tiles, utility_summary)
 from .univariate import EcdfData, ecdf_data, histogram_data, ks_mean, ks_statistic
+from .verdict import Verdict, pmse_ratio_level, utility_verdict
 
 __all__ = [
     "COMBINING_CAVEAT",
@@ -54,6 +55,7 @@ __all__ = [
     "correlation_fit",
     "cramers_v",
     "ecdf_data",
+    "discriminator_variant",
     "format_value",
     "hellinger_distance",
     "histogram_data",
@@ -65,6 +67,7 @@ __all__ = [
     "moments_table",
     "pegs_distances",
     "propensity_design",
+    "headline_propensity",
     "propensity_metrics",
     "propensity_tiles",
     "regression_ci_overlap",
@@ -73,4 +76,7 @@ __all__ = [
     "section_tiles",
     "tv_distance",
     "utility_summary",
+    "utility_verdict",
+    "Verdict",
+    "pmse_ratio_level",
 ]

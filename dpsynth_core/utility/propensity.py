@@ -33,7 +33,7 @@ from ..metric_info import Metric, register
 from .design import Design, column_kinds, independent_columns, main_effect_count, propensity_design
 from .univariate import ks_statistic
 
-__all__ = ["PropensityResult", "propensity_metrics"]
+__all__ = ["PropensityResult", "headline_propensity", "propensity_metrics", "sample_rows"]
 
 _MODELS = ("logit", "cart")
 
@@ -65,8 +65,10 @@ register(
         lower=0.0,
         upper=float("inf"),
         best=1.0,
-        reading="pMSE ratio 1 means indistinguishable; under 3 is good, under 10 acceptable "
-        "(pMSE over its expected value when the synthesis keeps all the model can see).",
+        reading=f"pMSE ratio 1 means indistinguishable; under {constraints.PMSE_RATIO_GOOD:g} is good, under "
+        f"{constraints.PMSE_RATIO_ACCEPTABLE:g} acceptable (pMSE over its expected value when the synthesis keeps "
+        f"all the model can see; logistic with pairwise interactions on {constraints.PMSE_RATIO_ROWS:,} rows of "
+        "each table).",
         section="propensity",
         compute=lambda ctx: fitted(ctx).pmse_ratio,
         # A ratio of 1 read off a 0/0 (no split anywhere) carries its note beside the value.
@@ -108,13 +110,40 @@ register(
 
 
 def fitted(ctx) -> "PropensityResult":
-    """The propensity fit the four metrics share: logistic with pairwise interactions on at most
-    ``ctx.options["propensity_rows"]`` stacked rows (default ``PROPENSITY_HEADLINE_ROWS``), columns entered
-    by dtype (a caller holding another fit, the Compare page's chosen discriminator, puts it in
-    ``ctx.shared["propensity"]``)."""
-    rows = ctx.options.get("propensity_rows", constraints.PROPENSITY_HEADLINE_ROWS)
-    return ctx.cached("propensity", lambda: propensity_metrics(ctx.real, ctx.synth, interactions=True,
-                                                               seed=ctx.seed, max_rows=rows))
+    """The propensity fit the four metrics share: the headline discriminator (:func:`headline_propensity`),
+    on at most ``ctx.options["propensity_rows_each"]`` rows of each table (default
+    ``constraints.PMSE_RATIO_ROWS``), columns entered by dtype. A caller holding another fit (the Compare
+    page's chosen discriminator) puts it in ``ctx.shared["propensity"]``. Columns are categorical as the
+    schema declares them (by dtype without a schema)."""
+    rows = ctx.options.get("propensity_rows_each", constraints.PMSE_RATIO_ROWS)
+    return ctx.cached("propensity", lambda: headline_propensity(ctx.real, ctx.synth, seed=ctx.seed,
+                                                                categorical=ctx.categorical, rows_each=rows))
+
+
+def sample_rows(df: pd.DataFrame, k: int, rng: np.random.Generator) -> pd.DataFrame:
+    """At most ``k`` rows of ``df``, drawn at random without replacement, in their original order."""
+    if len(df) <= k:
+        return df
+    return df.iloc[np.sort(rng.choice(len(df), size=k, replace=False))]
+
+
+def headline_propensity(real: pd.DataFrame, synth: pd.DataFrame, *, seed: int | np.random.Generator | None,
+                        categorical: Iterable[str] | None = None,
+                        rows_each: int = constraints.PMSE_RATIO_ROWS) -> "PropensityResult":
+    """The discriminator behind every figure called "pMSE ratio" (the Synthesize readout, Compare's headline,
+    the R-U map, the reports): logistic with all pairwise interactions on at most ``rows_each`` rows of each
+    table, drawn at random by ``seed`` (the same seed, tables and ``categorical`` give the same figure on every
+    page; the pages pass the schema's categorical columns).
+
+    >>> import pandas as pd
+    >>> real = pd.DataFrame({"a": [0.0, 1, 2, 3] * 50, "b": list("xyxy") * 50})
+    >>> headline_propensity(real, real, seed=0, rows_each=100).n_used  # 100 rows of each table
+    200
+    """
+    rng = np.random.default_rng(seed)
+    rs, ss = sample_rows(real, rows_each, rng), sample_rows(synth, rows_each, rng)
+    return propensity_metrics(rs, ss, interactions=True, seed=rng, categorical=categorical,
+                              max_rows=len(rs) + len(ss))
 
 
 @dataclass(frozen=True)
@@ -557,9 +586,71 @@ def _propensity(
     permutations: int,
     holdout: float = 0.0,
 ) -> PropensityResult:
-    """The work of :func:`propensity_metrics`, after its checks."""
-    kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
+    """The work of :func:`propensity_metrics`, after its checks: the stacked design, the model's scores and
+    its null pMSE, then the measures. ``rng`` is drawn in that order (subsample, holdout, trees)."""
     interactions = interactions and model == "logit"
+    rows = _stacked_rows(real, synth, model=model, interactions=interactions, rng=rng, categorical=categorical,
+                         max_rows=max_rows, holdout=holdout)
+    design, t = rows.design, rows.labels
+    if holdout > 0:
+        fit_rows, score_rows = _holdout_split(t, holdout, rng)
+        # A rare dummy can be constant among the rows fitted.
+        design = design.take(independent_columns(design.X[fit_rows]))
+        X_fit, t_fit, X_score, t_score = design.X[fit_rows], t[fit_rows], design.X[score_rows], t[score_rows]
+    else:
+        X_fit = X_score = design.X
+        t_fit = t_score = t
+        score_rows = None
+    c = float(t_fit.mean())
+    if model == "logit":
+        scores, coef, converged = _fit_logit(X_fit, t_fit, X_score)
+        n_params = design.n_columns + 1
+        pmse_null = (n_params - 1) * (1.0 - c) ** 2 * c / len(t_fit)
+        # Columns are standardised, so |coef| is comparable across terms.
+        importance = pd.Series(np.abs(coef), index=list(design.names), dtype=float)
+    else:
+        scores, n_params, importance, pmse_null = _cart_scores(design, X_fit, t_fit, X_score, c, rng, permutations)
+        converged = True
+    pmse = _pmse(scores, c)
+    real_scores, synth_scores = scores[t_score == 0], scores[t_score == 1]
+    return PropensityResult(
+        pmse=pmse,
+        pmse_null=float(pmse_null),
+        pmse_ratio=_pmse_ratio(pmse, pmse_null, model=model, n_params=n_params),
+        specks=ks_statistic(real_scores, synth_scores),
+        auc=float(roc_auc_score(t_score, scores)),
+        scores=scores,
+        labels=t_score,
+        n_params=int(n_params),
+        n_used=len(t),
+        model=model,
+        terms=design.names,
+        importance=importance.sort_values(ascending=False, kind="stable"),
+        converged=bool(converged),
+        interactions=bool(interactions),
+        holdout=float(holdout),
+        n_fit=len(t_fit),
+        score_rows=score_rows,
+        reductions=rows.reductions,
+    )
+
+
+@dataclass(frozen=True)
+class _Stacked:
+    """The rows the discriminator sees: their design, their labels (0 real, 1 synthetic) and the
+    sentences saying how the data were reduced to them."""
+
+    design: Design
+    labels: np.ndarray
+    reductions: tuple[str, ...]
+
+
+def _stacked_rows(real: pd.DataFrame, synth: pd.DataFrame, *, model: str, interactions: bool,
+                  rng: np.random.Generator, categorical: Iterable[str] | None, max_rows: int,
+                  holdout: float) -> _Stacked:
+    """Real and synthetic rows stacked (a random subsample of each beyond ``max_rows``, or beyond what
+    the memory budget allows) and their design."""
+    kinds = column_kinds([real, synth], list(real.columns), categorical=categorical)
     max_terms = constraints.PROPENSITY_MAX_TERMS
     reductions = []
     # Cost check before any matrix is built: the design and its copies (the column list, the
@@ -573,86 +664,47 @@ def _propensity(
                           "budget of one request.")
     idx_real, idx_synth = _subsample(len(real), len(synth), max_rows, rng)
     stacked = pd.concat([real.iloc[idx_real], synth.iloc[idx_synth]], ignore_index=True)
-    t = np.r_[np.zeros(len(idx_real), dtype=int), np.ones(len(idx_synth), dtype=int)]
-    n_used = len(t)
+    labels = np.r_[np.zeros(len(idx_real), dtype=int), np.ones(len(idx_synth), dtype=int)]
+    design = propensity_design(stacked, kinds=kinds, interactions=interactions, max_terms=max_terms)
+    return _Stacked(design, labels, tuple(design.reductions) + tuple(reductions))
 
-    design: Design = propensity_design(stacked, kinds=kinds, interactions=interactions, max_terms=max_terms)
-    reductions = list(design.reductions) + reductions
-    if holdout > 0:
-        fit_rows, score_rows = _holdout_split(t, holdout, rng)
-        # A rare dummy can be constant among the rows fitted.
-        design = design.take(independent_columns(design.X[fit_rows]))
-        X_fit, t_fit, X_score, t_score = design.X[fit_rows], t[fit_rows], design.X[score_rows], t[score_rows]
+
+def _cart_scores(design: Design, X_fit, t_fit, X_score, c: float, rng: np.random.Generator,
+                 permutations: int) -> tuple[np.ndarray, int, pd.Series, float]:
+    """A CART discriminator's scores, leaves and importances, and its null pMSE: the mean pMSE of trees
+    grown on ``permutations`` shufflings of the labels."""
+    alpha = _cart_alpha(c)
+    min_leaf = constraints.CART_MIN_LEAF
+    tree = _cart(min_leaf, alpha, int(rng.integers(2**31 - 1)))
+    if design.n_columns:
+        tree.fit(X_fit, t_fit)
+        scores = tree.predict_proba(X_score)[:, 1]
+        n_params = int(tree.get_n_leaves())
+        importance = pd.Series(tree.feature_importances_, index=list(design.names), dtype=float)
     else:
-        X_fit = X_score = design.X
-        t_fit = t_score = t
-        score_rows = None
-    n_fit = len(t_fit)
-    c = float(t_fit.mean())
+        scores = np.full(len(X_score), c)
+        n_params = 1
+        importance = pd.Series(dtype=float)
+    null = []
+    for _ in range(permutations if design.n_columns else 0):
+        shuffled = rng.permutation(t_fit)
+        perm_tree = _cart(min_leaf, alpha, int(rng.integers(2**31 - 1)))
+        perm_tree.fit(X_fit, shuffled)
+        null.append(_pmse(perm_tree.predict_proba(X_score)[:, 1], c))
+    return scores, n_params, importance, float(np.mean(null)) if null else 0.0
 
-    converged = True
-    if model == "logit":
-        scores, coef, converged = _fit_logit(X_fit, t_fit, X_score)
-        n_params = design.n_columns + 1
-        pmse_null = (n_params - 1) * (1.0 - c) ** 2 * c / n_fit
-        # Columns are standardised, so |coef| is comparable across terms.
-        importance = pd.Series(np.abs(coef), index=list(design.names), dtype=float)
-    else:
-        alpha = _cart_alpha(c)
-        min_leaf = constraints.CART_MIN_LEAF
-        tree = _cart(min_leaf, alpha, int(rng.integers(2**31 - 1)))
-        if design.n_columns:
-            tree.fit(X_fit, t_fit)
-            scores = tree.predict_proba(X_score)[:, 1]
-            n_params = int(tree.get_n_leaves())
-            importance = pd.Series(
-                tree.feature_importances_, index=list(design.names), dtype=float
-            )
-        else:
-            scores = np.full(len(t_score), c)
-            n_params = 1
-            importance = pd.Series(dtype=float)
-        null = []
-        for _ in range(permutations if design.n_columns else 0):
-            shuffled = rng.permutation(t_fit)
-            perm_tree = _cart(min_leaf, alpha, int(rng.integers(2**31 - 1)))
-            perm_tree.fit(X_fit, shuffled)
-            null.append(_pmse(perm_tree.predict_proba(X_score)[:, 1], c))
-        pmse_null = float(np.mean(null)) if null else 0.0
 
-    pmse = _pmse(scores, c)
+def _pmse_ratio(pmse: float, pmse_null: float, *, model: str, n_params: int) -> float:
+    """pMSE over its null; the limits where the null is zero (:attr:`PropensityResult.ratio_note` words them)."""
     if pmse_null > 0:
-        ratio = pmse / pmse_null
-    elif model == "cart" and n_params == 1:
+        return float(pmse / pmse_null)
+    if model == "cart" and n_params == 1:
         # No split on the true labels nor on permuted ones: the tree sees the two datasets as
         # one, the best case, so the ratio is what "indistinguishable" means (ratio_note says so).
-        ratio = 1.0
-    else:
-        # A zero null means no model could split permuted labels (or there
-        # is no usable column): any structure found is infinitely above it.
-        # PropensityResult.ratio_note says so in words for the app.
-        ratio = float("inf") if pmse > 0 else float("nan")
-    real_scores, synth_scores = scores[t_score == 0], scores[t_score == 1]
-    return PropensityResult(
-        pmse=pmse,
-        pmse_null=float(pmse_null),
-        pmse_ratio=float(ratio),
-        specks=ks_statistic(real_scores, synth_scores),
-        auc=float(roc_auc_score(t_score, scores)),
-        scores=scores,
-        labels=t_score,
-        n_params=int(n_params),
-        n_used=int(n_used),
-        model=model,
-        terms=design.names,
-        importance=importance.sort_values(ascending=False, kind="stable"),
-        converged=bool(converged),
-        interactions=bool(interactions and model == "logit"),
-        holdout=float(holdout),
-        n_fit=int(n_fit),
-        score_rows=score_rows,
-        reductions=tuple(reductions),
-    )
+        return 1.0
+    # A zero null means no model could split permuted labels (or there is no usable column): any
+    # structure found is infinitely above it.
+    return float("inf") if pmse > 0 else float("nan")
 
 
 def _holdout_split(t: np.ndarray, share: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

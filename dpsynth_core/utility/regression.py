@@ -415,7 +415,36 @@ def regression_ci_overlap(
 
 def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, categorical,
                            partially_synthetic, max_cells, seed) -> RegressionOverlap:
-    """The work of :func:`regression_ci_overlap`."""
+    """The work of :func:`regression_ci_overlap`, step by step: inputs checked, complete cases, the
+    outcome's and the predictors' levels (from the real data), the design, one fit per dataset, the
+    synthetic estimate (combined over implicates), and the comparison."""
+    frames, predictors = _checked_frames(real, synth, outcome, predictors, family, level)
+    names, m = list(frames), len(frames) - 1
+    used = [outcome, *predictors]
+    kinds = column_kinds(frames.values(), used, categorical=categorical)
+    notes: list[str] = []
+    data = _complete_cases(frames, used, kinds, notes)
+    model = _Model.of(data, outcome, predictors, kinds, family)
+    codes = model.codes_in_real_levels(data, notes)
+    rows = _row_budget(data, len(model.terms), max_cells, seed, notes)
+    fits = {}
+    for name in names:
+        X, y = model.design(data[name], codes[name], rows[name])
+        fits[name] = _fit(X, y, family, level)
+        _note_fit(fits[name], name, model.terms, len(y), notes)
+    n_synth = int(round(np.mean([len(rows[name]) for name in names[1:]])))
+    if m == 1:
+        fs, combining, rule = fits["synth"], None, None
+    else:
+        fs, combining, rule = _combined(fits, names[1:], model.terms, partially_synthetic=partially_synthetic,
+                                        n_real=len(rows["real"]), n_synth=n_synth, level=level, notes=notes)
+    return _compared(fits["real"], fs, model.terms, family=family, level=level, n_real=len(rows["real"]),
+                     n_synth=n_synth, notes=notes, m=m, combining=combining, rule=rule)
+
+
+def _checked_frames(real, synth, outcome, predictors, family, level) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The datasets by name ("real", then "synth" or "synth implicate i"), and the predictors as a list;
+    raises for an argument no fit accepts."""
     synths = [synth] if isinstance(synth, pd.DataFrame) else list(synth) if synth is not None else []
     if not isinstance(real, pd.DataFrame):
         raise TypeError(f"real must be a pandas DataFrame, got {type(real).__name__}")
@@ -424,7 +453,6 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
     for frame in synths:
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"synth must be a pandas DataFrame, got {type(frame).__name__}")
-    m = len(synths)
     if family not in _FAMILIES:
         raise ValueError(f"family must be one of {_FAMILIES}, got {family!r}")
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)):
@@ -434,20 +462,23 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
     predictors = [predictors] if isinstance(predictors, str) else list(predictors)
     if outcome in predictors:
         raise ValueError(f"outcome {outcome!r} is also among the predictors")
-    used = [outcome, *predictors]
+    m = len(synths)
     names = ["real"] + (["synth"] if m == 1 else [f"synth implicate {i + 1}" for i in range(m)])
     frames = dict(zip(names, [real, *synths]))
     for name, frame in frames.items():
-        missing = [c for c in used if c not in frame.columns]
+        missing = [c for c in [outcome, *predictors] if c not in frame.columns]
         if missing:
             raise ValueError(f"columns {missing} are not in the {name} data")
+    return frames, predictors
 
-    kinds = column_kinds(frames.values(), used, categorical=categorical)
-    notes: list[str] = []
 
-    # Complete cases; a categorical NaN is missing here (unlike in the
-    # propensity model), since a regression on a "(missing)" level would not
-    # be the model the user asked for.
+def _complete_cases(frames: dict[str, pd.DataFrame], used: list[str], kinds: dict[str, str],
+                    notes: list[str]) -> dict[str, pd.DataFrame]:
+    """Each dataset's rows with every used column present, with a note per dataset that lost rows.
+
+    A categorical NaN is missing here (unlike in the propensity model), since a regression on a
+    "(missing)" level would not be the model the user asked for.
+    """
     def complete(frame: pd.DataFrame) -> pd.DataFrame:
         ok = np.ones(len(frame), dtype=bool)
         for col in used:
@@ -467,113 +498,124 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
         dropped = len(frame) - len(data[name])
         if dropped:
             notes.append(f"{dropped} {name} rows with missing values were left out.")
+    return data
 
-    # The outcome.
-    if family == "linear":
-        if kinds[outcome] != "numeric":
-            raise DataError(f"A linear regression needs a numeric outcome; {outcome!r} is not.")
-        y_levels = None
-    elif kinds[outcome] == "numeric":
-        values = np.concatenate([f[outcome].to_numpy(dtype=float) for f in data.values()])
-        if not np.isin(values, [0.0, 1.0]).all():
-            raise DataError(
-                f"A logistic regression needs a 0/1 or two-level outcome; {outcome!r} has "
-                "other values. Declare it categorical or recode it."
-            )
-        y_levels = None
-    else:
-        y_levels = factorize_labels(data["real"][outcome], missing=None)[1]
-        if len(y_levels) != 2:
-            raise DataError(
-                f"A logistic regression needs an outcome with two levels; {outcome!r} has "
-                f"{len(y_levels)} in the real data."
-            )
 
-    # Levels of categorical predictors come from the real data so both fits
-    # have the same terms.
-    levels = {col: factorize_labels(data["real"][col], missing=None)[1]
-              for col in predictors if kinds[col] == "categorical"}
-    checks = dict(levels)
-    if y_levels is not None:
-        checks[outcome] = y_levels
-    # Each categorical column as codes into its real levels, found once (-1: absent from the real data).
-    codes = {name: {col: level_codes(data[name][col], lev) for col, lev in checks.items()} for name in names}
-    for name in names:
-        ok = np.ones(len(data[name]), dtype=bool)
-        for col in checks:
-            ok &= codes[name][col] >= 0
-        if not ok.all():
-            notes.append(
-                f"{int((~ok).sum())} {name} rows with categories absent from the real "
-                "data were left out."
-            )
-            data[name] = data[name].loc[ok]
-            codes[name] = {col: c[ok] for col, c in codes[name].items()}
+@dataclass(frozen=True)
+class _Model:
+    """The regression's terms, with the levels of its categorical outcome and predictors read off the
+    real data, so that every dataset's fit has the same terms."""
 
-    terms = [INTERCEPT]
-    for col in predictors:
-        if kinds[col] == "numeric":
-            terms.append(col)
-        else:
-            terms.extend(f"{col}[T.{lev}]" for lev in levels[col][1:])
-    rows = _row_budget(data, len(terms), max_cells, seed, notes)
+    outcome: str
+    predictors: list[str]
+    kinds: dict[str, str]
+    y_levels: np.ndarray | None  # None: a numeric outcome (linear, or logistic coded 0/1)
+    levels: dict[str, np.ndarray]  # each categorical predictor's levels, the first the reference
+    terms: list[str]
 
-    def encode(name: str) -> tuple[np.ndarray, np.ndarray]:
-        """The design without intercept, written column by column in Fortran order (as the fit reads it),
-        and the outcome."""
-        frame, kept = data[name], rows[name]
-        X = np.empty((len(kept), len(terms) - 1), order="F")
-        j = 0
+    @classmethod
+    def of(cls, data: dict[str, pd.DataFrame], outcome: str, predictors: list[str], kinds: dict[str, str],
+           family: str) -> _Model:
+        y_levels = _outcome_levels(data, outcome, kinds[outcome], family)
+        levels = {col: factorize_labels(data["real"][col], missing=None)[1]
+                  for col in predictors if kinds[col] == "categorical"}
+        terms = [INTERCEPT]
         for col in predictors:
             if kinds[col] == "numeric":
+                terms.append(col)
+            else:
+                terms.extend(f"{col}[T.{lev}]" for lev in levels[col][1:])
+        return cls(outcome, predictors, kinds, y_levels, levels, terms)
+
+    def codes_in_real_levels(self, data: dict[str, pd.DataFrame], notes: list[str]) -> dict[str, dict]:
+        """Each categorical column of each dataset as codes into its real levels, found once; rows with a
+        category the real data lacks are dropped from ``data`` (in place) with a note."""
+        checks = dict(self.levels)
+        if self.y_levels is not None:
+            checks[self.outcome] = self.y_levels
+        codes = {name: {col: level_codes(data[name][col], lev) for col, lev in checks.items()} for name in data}
+        for name in data:
+            ok = np.ones(len(data[name]), dtype=bool)
+            for col in checks:
+                ok &= codes[name][col] >= 0
+            if not ok.all():
+                notes.append(f"{int((~ok).sum())} {name} rows with categories absent from the real data were left out.")
+                data[name] = data[name].loc[ok]
+                codes[name] = {col: c[ok] for col, c in codes[name].items()}
+        return codes
+
+    def design(self, frame: pd.DataFrame, codes: dict[str, np.ndarray],
+               kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The design without intercept of the rows ``kept``, written column by column in Fortran order
+        (as the fit reads it), and the outcome."""
+        X = np.empty((len(kept), len(self.terms) - 1), order="F")
+        j = 0
+        for col in self.predictors:
+            if self.kinds[col] == "numeric":
                 X[:, j] = frame[col].to_numpy(dtype=float)[kept]
                 j += 1
             else:  # 0/1 indicators of every level but the first, the reference
-                level_of_row = codes[name][col][kept]
-                for level in range(1, len(levels[col])):
+                level_of_row = codes[col][kept]
+                for level in range(1, len(self.levels[col])):
                     X[:, j] = level_of_row == level
                     j += 1
-        if y_levels is None:
-            y = frame[outcome].to_numpy(dtype=float)[kept]
+        if self.y_levels is None:
+            y = frame[self.outcome].to_numpy(dtype=float)[kept]
         else:
-            y = (codes[name][outcome][kept] == 1).astype(float)
+            y = (codes[self.outcome][kept] == 1).astype(float)
         return X, y
 
-    fits = {}
-    for name in names:
-        X, y = encode(name)
-        fits[name] = _fit(X, y, family, level)
-        label = name[0].upper() + name[1:]
-        if fits[name].note:
-            notes.append(f"{label} data: {fits[name].note}.")
-        dropped = [t for t, e in zip(terms, fits[name].est) if np.isnan(e)]
-        if dropped and len(y):
-            notes.append(
-                f"{label} data cannot estimate {', '.join(dropped)} "
-                "(level absent, constant or collinear)."
-            )
 
-    fr = fits["real"]
-    n_synth = int(round(np.mean([len(rows[name]) for name in names[1:]])))
-    combining, rule = None, None
-    if m == 1:
-        fs = fits["synth"]
-    else:
-        est = np.vstack([fits[name].est for name in names[1:]])
-        se = np.vstack([fits[name].se for name in names[1:]])
-        comb = combine_implicates(est, se**2, partially_synthetic=partially_synthetic,
-                                  n_real=len(rows["real"]), n_synth=max(n_synth, 1), level=level)
-        fs = _Fit(comb.estimate, comb.lo, comb.hi, None, np.sqrt(comb.variance))
-        combining = comb.table(index=pd.Index(terms, name="term"))
-        rule = comb.rule
-        notes.append(f"Synthetic estimates and intervals combine {m} implicates "
-                     f"({'partially' if partially_synthetic else 'fully'} synthetic rule, Reiter "
-                     f"{'2003' if partially_synthetic else '2002'}). {COMBINING_CAVEAT}")
-        if comb.adjusted.any():
-            notes.append(f"T_f < 0 for {int(comb.adjusted.sum())} coefficient(s): the adjusted T_f* "
-                         "with a normal reference was used.")
-    overlap = ci_overlap(fr.lo, fr.hi, fs.lo, fs.hi)
-    overlap = np.atleast_1d(overlap)
+def _outcome_levels(data: dict[str, pd.DataFrame], outcome: str, kind: str, family: str) -> np.ndarray | None:
+    """The two levels of a categorical outcome of a logistic fit (the second is 1), None for a numeric
+    outcome; raises for an outcome the family cannot fit."""
+    if family == "linear":
+        if kind != "numeric":
+            raise DataError(f"A linear regression needs a numeric outcome; {outcome!r} is not.")
+        return None
+    if kind == "numeric":
+        values = np.concatenate([f[outcome].to_numpy(dtype=float) for f in data.values()])
+        if not np.isin(values, [0.0, 1.0]).all():
+            raise DataError(f"A logistic regression needs a 0/1 or two-level outcome; {outcome!r} has other values. "
+                            "Declare it categorical or recode it.")
+        return None
+    y_levels = factorize_labels(data["real"][outcome], missing=None)[1]
+    if len(y_levels) != 2:
+        raise DataError(f"A logistic regression needs an outcome with two levels; {outcome!r} has "
+                        f"{len(y_levels)} in the real data.")
+    return y_levels
+
+
+def _note_fit(fit: _Fit, name: str, terms: list[str], rows: int, notes: list[str]) -> None:
+    """A dataset's fit in words: its trouble, and the coefficients it cannot estimate."""
+    label = name[0].upper() + name[1:]
+    if fit.note:
+        notes.append(f"{label} data: {fit.note}.")
+    dropped = [t for t, e in zip(terms, fit.est) if np.isnan(e)]
+    if dropped and rows:
+        notes.append(f"{label} data cannot estimate {', '.join(dropped)} (level absent, constant or collinear).")
+
+
+def _combined(fits: dict[str, _Fit], names: list[str], terms: list[str], *, partially_synthetic: bool, n_real: int,
+              n_synth: int, level: float, notes: list[str]) -> tuple[_Fit, pd.DataFrame, str]:
+    """The synthetic estimate and interval from m ≥ 2 implicates' fits by the combining rules."""
+    est = np.vstack([fits[name].est for name in names])
+    se = np.vstack([fits[name].se for name in names])
+    comb = combine_implicates(est, se**2, partially_synthetic=partially_synthetic, n_real=n_real,
+                              n_synth=max(n_synth, 1), level=level)
+    notes.append(f"Synthetic estimates and intervals combine {len(names)} implicates "
+                 f"({'partially' if partially_synthetic else 'fully'} synthetic rule, Reiter "
+                 f"{'2003' if partially_synthetic else '2002'}). {COMBINING_CAVEAT}")
+    if comb.adjusted.any():
+        notes.append(f"T_f < 0 for {int(comb.adjusted.sum())} coefficient(s): the adjusted T_f* "
+                     "with a normal reference was used.")
+    fit = _Fit(comb.estimate, comb.lo, comb.hi, None, np.sqrt(comb.variance))
+    return fit, comb.table(index=pd.Index(terms, name="term")), comb.rule
+
+
+def _compared(fr: _Fit, fs: _Fit, terms: list[str], **fields) -> RegressionOverlap:
+    """The real and synthetic fits compared coefficient by coefficient (the table and its summaries)."""
+    overlap = np.atleast_1d(ci_overlap(fr.lo, fr.hi, fs.lo, fs.hi))
     defined = ~(np.isnan(fr.est) | np.isnan(fs.est))
     sig_real = (fr.lo > 0) | (fr.hi < 0)
     sig_synth = (fs.lo > 0) | (fs.hi < 0)
@@ -586,44 +628,17 @@ def _regression_ci_overlap(real, synth, outcome, predictors, *, family, level, c
     with np.errstate(divide="ignore", invalid="ignore"):
         rel_diff = np.abs(fs.est - fr.est) / np.abs(fr.est)
     rel_diff = np.where(np.isfinite(rel_diff), rel_diff, np.nan)
-
-    table = pd.DataFrame(
-        {
-            "term": pd.array(terms, dtype="str"),
-            "est_real": fr.est,
-            "lo_real": fr.lo,
-            "hi_real": fr.hi,
-            "est_synth": fs.est,
-            "lo_synth": fs.lo,
-            "hi_synth": fs.hi,
-            "overlap": overlap,
-            "sign_match": sign_match,
-            "sig_match": sig_match,
-            "rel_diff": rel_diff,
-        }
-    )
+    table = pd.DataFrame({"term": pd.array(terms, dtype="str"), "est_real": fr.est, "lo_real": fr.lo,
+                          "hi_real": fr.hi, "est_synth": fs.est, "lo_synth": fs.lo, "hi_synth": fs.hi,
+                          "overlap": overlap, "sign_match": sign_match, "sig_match": sig_match, "rel_diff": rel_diff})
     finite = overlap[np.isfinite(overlap)]
-    mean_overlap = float(finite.mean()) if finite.size else float("nan")
-    success = (
-        sign_match.fillna(False).to_numpy(dtype=bool)
-        & sig_match.fillna(False).to_numpy(dtype=bool)
-        & (np.nan_to_num(overlap, nan=-1.0) > 0)
-    )
+    success = (sign_match.fillna(False).to_numpy(dtype=bool) & sig_match.fillna(False).to_numpy(dtype=bool)
+               & (np.nan_to_num(overlap, nan=-1.0) > 0))
     distance = rel_diff[~np.isnan(rel_diff)]
-    return RegressionOverlap(
-        table=table,
-        mean_overlap=mean_overlap,
-        sso=float(success.mean()),
-        family=family,
-        level=float(level),
-        n_real=len(rows["real"]),
-        n_synth=n_synth,
-        notes=tuple(notes),
-        coef_distance=float(distance.sum()) if distance.size else float("nan"),
-        m=m,
-        combining=combining,
-        rule=rule,
-    )
+    return RegressionOverlap(table=table, mean_overlap=float(finite.mean()) if finite.size else float("nan"),
+                             sso=float(success.mean()), notes=tuple(fields.pop("notes")),
+                             coef_distance=float(distance.sum()) if distance.size else float("nan"),
+                             level=float(fields.pop("level")), **fields)
 
 
 # ------------------------------------------------------------ metric context

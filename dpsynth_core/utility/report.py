@@ -9,6 +9,7 @@ sentence that explains them, never as a bare ``inf``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,10 +22,10 @@ from .bivariate import CorrelationFit, association_fit, correlation_fit
 from .design import factorized_once
 from .marginals import ColumnComparison, compare_columns
 from .pegs_distance import PegsDistances, pegs_distances
-from .propensity import PropensityResult, propensity_metrics
+from .propensity import PropensityResult, headline_propensity, propensity_metrics
 
-__all__ = ["DISCRIMINATORS", "Discriminator", "Tile", "UtilitySummary", "format_value", "metric_tile",
-           "propensity_tiles", "run_discriminator", "section_tiles", "utility_summary"]
+__all__ = ["DISCRIMINATORS", "Discriminator", "Tile", "UtilitySummary", "discriminator_variant", "format_value",
+           "metric_tile", "propensity_tiles", "run_discriminator", "section_tiles", "utility_summary"]
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,14 @@ def run_discriminator(
     holdout: float = 0.0,
     permutations: int = 10,
     categorical: Iterable[str] | None = None,
-    max_rows: int = constraints.PROPENSITY_HEADLINE_ROWS,
+    max_rows: int = constraints.PROPENSITY_DETAIL_ROWS,
 ) -> PropensityResult:
-    """Fit the discriminator ``key`` of :data:`DISCRIMINATORS` on a subsample of at most ``max_rows``.
+    """Fit the discriminator ``key`` of :data:`DISCRIMINATORS`.
+
+    The headline (``"logit_interactions"`` without holdout) is :func:`.propensity.headline_propensity`, on its
+    sample, so the Compare page's "pMSE ratio" is the figure every page shows. The others are fitted on a
+    subsample of at most ``max_rows`` stacked rows, and their figures carry their name
+    (:func:`discriminator_variant`).
 
     Parameters
     ----------
@@ -85,8 +91,8 @@ def run_discriminator(
         Label permutations for the CART null.
     categorical : iterable of str, optional
         Numeric columns to treat as categorical.
-    max_rows : int, default constraints.PROPENSITY_HEADLINE_ROWS
-        Cap on the stacked rows (a random subsample, reported).
+    max_rows : int, default constraints.PROPENSITY_DETAIL_ROWS
+        Cap on the stacked rows of a discriminator other than the headline (a random subsample, reported).
 
     Returns
     -------
@@ -94,10 +100,25 @@ def run_discriminator(
     """
     if key not in DISCRIMINATORS:
         raise ValueError(f"discriminator must be one of {sorted(DISCRIMINATORS)}, got {key!r}")
+    if discriminator_variant(key, holdout) is None:
+        return headline_propensity(real, synth, seed=seed, categorical=categorical)
     d = DISCRIMINATORS[key]
     return propensity_metrics(real, synth, model=d.model, interactions=d.interactions, seed=seed,
                               categorical=categorical, max_rows=max_rows, permutations=permutations,
                               holdout=holdout)
+
+
+def discriminator_variant(key: str, holdout: float = 0.0) -> str | None:
+    """The name a discriminator's figures carry beside "pMSE ratio", "AUC"…; None for the headline, whose
+    figures are the ones every page shows under those names.
+
+    >>> discriminator_variant("logit_interactions"), discriminator_variant("cart"), discriminator_variant(
+    ...     "logit_interactions", 0.3)
+    (None, 'CART', 'held-out rows')
+    """
+    if key == "logit_interactions":
+        return None if holdout == 0 else "held-out rows"
+    return {"cart": "CART", "logit_main": "main effects"}[key] + (", held-out rows" if holdout else "")
 
 
 def format_value(value: float, digits: int = 4) -> str:
@@ -144,14 +165,19 @@ def section_tiles(section: str, ctx: MetricContext) -> list[Tile]:
     return tiles
 
 
-def propensity_tiles(res: PropensityResult, ctx: MetricContext | None = None) -> list[Tile]:
+def propensity_tiles(res: PropensityResult, ctx: MetricContext | None = None,
+                     variant: str | None = None) -> list[Tile]:
     """The propensity section's tiles (pMSE, pMSE ratio, SPECKS, AUC) of one discriminator's fit ``res``.
 
-    ``ctx`` holds the data for a metric of the section that reads more than the fit.
+    ``ctx`` holds the data for a metric of the section that reads more than the fit. ``variant``
+    (:func:`discriminator_variant`) names a fit other than the headline in each label: "pMSE ratio (CART)".
     """
     ctx = MetricContext(None, None) if ctx is None else ctx
     ctx.shared["propensity"] = res
-    return section_tiles("propensity", ctx)
+    tiles = section_tiles("propensity", ctx)
+    if variant is None:
+        return tiles
+    return [dataclasses.replace(t, label=f"{t.label} ({variant})") for t in tiles]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@ copy of the real data, its declared needs are honoured, and its direction
 agrees with :meth:`Metric.better`. The last test registers a throw-away
 metric and checks it reaches the R-U map, the report and the page section
 lists without any other edit.
+
+Each check is a function of one metric; :func:`check_metric` runs them all, for a metric registered
+by a test (the worked example of CONTRIBUTING.md, tests/core/utility/test_contributing_metric.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ WITH_NEEDS = sorted((n, need) for n in COMPUTED for need in METRICS[n].needs)
 
 @pytest.fixture(scope="module")
 def data():
+    return penguins_split()
+
+
+def penguins_split():
     """Penguins split 3:1 (a fixed draw), an independent-marginals synthesis of the training rows, and two
     role sets: the bundled one (numeric sensitive body_mass_g) and one with a categorical sensitive column,
     so both attribute-inference measures get a value."""
@@ -45,12 +52,12 @@ def data():
     return train, hold, synth, roles
 
 
-def _values(train, hold, synth, roles) -> dict[str, float]:
-    """Each computable metric's first non-NaN value over the role sets."""
+def _values(train, hold, synth, roles, names=COMPUTED) -> dict[str, float]:
+    """Each computable metric's (of ``names``) first non-NaN value over the role sets."""
     out: dict[str, float] = {}
     for schema in roles:
         ctx = MetricContext(train, synth, schema=schema, seed=0, holdout=hold)
-        for name in COMPUTED:
+        for name in names:
             v = METRICS[name].value(ctx)
             if not math.isnan(v):
                 out.setdefault(name, v)
@@ -69,6 +76,23 @@ def on_copy(data):
     return _values(train, hold, train.copy(), roles)
 
 
+def check_metric(name: str, data) -> None:
+    """Every common check on the registered metric ``name``: what a new metric's test calls."""
+    m = METRICS[name]
+    check_declaration_is_complete(m)
+    if not m.on_map:
+        return
+    train, hold, synth, roles = data
+    value = _values(train, hold, synth, roles, [name]).get(name)
+    copy = _values(train, hold, train.copy(), roles, [name]).get(name)
+    check_value_lies_in_the_declared_range(m, value)
+    if m.kind == "utility" or m.on_copy is not None:
+        check_on_a_copy(m, copy)
+    check_better_agrees_with_the_goal(m, value, copy)
+    for need in sorted(m.needs):
+        check_without_what_it_needs(m, need, data)
+
+
 def test_the_registry_is_not_empty_and_labels_are_unique():
     assert len(UTILITY) >= 10 and len(COMPUTED) - len(UTILITY) >= 5
     labels = [m.label for m in METRICS.values()]
@@ -77,7 +101,10 @@ def test_the_registry_is_not_empty_and_labels_are_unique():
 
 @pytest.mark.parametrize("name", sorted(METRICS))
 def test_declaration_is_complete_and_direction_agrees_with_range(name):
-    m = METRICS[name]
+    check_declaration_is_complete(METRICS[name])
+
+
+def check_declaration_is_complete(m: Metric) -> None:
     assert m.label and m.reading and m.section and m.kind in ("utility", "risk")
     assert m.lower <= m.best <= m.upper and set(m.needs) <= set(NEEDS)
     # The best value is the end of the range the goal points to (or inside it, for a target).
@@ -92,36 +119,47 @@ def test_declaration_is_complete_and_direction_agrees_with_range(name):
 
 @pytest.mark.parametrize("name", COMPUTED)
 def test_value_lies_in_the_declared_range(name, on_synth):
+    check_value_lies_in_the_declared_range(METRICS[name], on_synth.get(name))
+
+
+def check_value_lies_in_the_declared_range(m: Metric, value: float | None) -> None:
     # Every computable metric gets a value on these data under one of the two role sets.
-    assert name in on_synth, f"{name} was NaN under every role set"
-    m = METRICS[name]
-    assert m.lower <= on_synth[name] <= m.upper
+    assert value is not None, f"{m.name} was NaN under every role set"
+    assert m.lower <= value <= m.upper
 
 
 @pytest.mark.parametrize("name", ON_COPY)
 def test_on_a_copy_a_metric_takes_its_declared_value(name, on_copy):
+    check_on_a_copy(METRICS[name], on_copy.get(name))
+
+
+def check_on_a_copy(m: Metric, value: float | None) -> None:
     # Exact identities on a copy (0 distances, AUC 0.5 from constant propensities, identical fits):
     # the tolerance only absorbs float rounding.
-    m = METRICS[name]
     expected = m.best if m.on_copy is None else m.on_copy
-    assert on_copy[name] == pytest.approx(expected, abs=1e-9)
+    assert value == pytest.approx(expected, abs=1e-9)
 
 
 @pytest.mark.parametrize("name", COMPUTED)
 def test_better_agrees_with_the_goal(name, on_synth, on_copy):
-    m = METRICS[name]
-    v = on_synth[name]
+    check_better_agrees_with_the_goal(METRICS[name], on_synth[name], on_copy.get(name))
+
+
+def check_better_agrees_with_the_goal(m: Metric, v: float, copy: float | None) -> None:
     if v != m.best:
         assert m.better(m.best, v) and not m.better(v, m.best)
     assert not m.better(m.best, m.best)
     if m.kind == "utility" and m.on_copy is None and v != m.best:
-        assert m.better(on_copy[name], v)  # the copy keeps everything the synthesis lost
+        assert m.better(copy, v)  # the copy keeps everything the synthesis lost
 
 
 @pytest.mark.parametrize("name, need", WITH_NEEDS)
 def test_a_metric_without_what_it_needs_is_nan_and_says_why(name, need, data):
+    check_without_what_it_needs(METRICS[name], need, data)
+
+
+def check_without_what_it_needs(m: Metric, need: str, data) -> None:
     train, hold, synth, roles = data
-    m = METRICS[name]
     schema = roles[1] if m.name == "attribute_accuracy" else roles[0]
     full = MetricContext(train, synth, schema=schema, seed=0, holdout=hold)
     assert not math.isnan(m.value(full))
@@ -232,14 +270,16 @@ def test_throwaway_metrics_left_no_trace():
 
 
 def test_options_set_the_shared_fits_row_cap(data):
-    # The sweep may ask for a cheaper propensity fit: the cap reaches the one fit the four metrics share.
+    # A caller may ask for a cheaper propensity fit: the cap (rows of each table) reaches the one fit the four
+    # metrics share; by default it is the headline's PMSE_RATIO_ROWS of each table.
     train, _, synth, roles = data
-    ctx = MetricContext(train, synth, schema=roles[0], seed=0, options={"propensity_rows": 200})
+    ctx = MetricContext(train, synth, schema=roles[0], seed=0, options={"propensity_rows_each": 100})
     METRICS["pmse_ratio"].value(ctx)
     assert ctx.shared["propensity"].n_used == 200 < len(train) + len(synth)
     full = MetricContext(train, synth, schema=roles[0], seed=0)
     METRICS["pmse_ratio"].value(full)
-    assert full.shared["propensity"].n_used == len(train) + len(synth)
+    cap = core.constraints.PMSE_RATIO_ROWS
+    assert full.shared["propensity"].n_used == min(len(train), cap) + min(len(synth), cap)
 
 
 def test_options_set_the_records_the_median_dcr_measures(data):

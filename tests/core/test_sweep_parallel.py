@@ -185,7 +185,7 @@ def test_a_cancel_leaves_another_sweep_running_at_the_same_time_intact(penguins,
     pd.testing.assert_frame_equal(out["table"], serial)
 
 
-SMALL = {"propensity_rows": 200, "dcr_rows": 100}  # below penguins' rows, so both samples bite
+SMALL = {"propensity_rows_each": 100, "dcr_rows": 100}  # below penguins' rows, so both samples bite
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,8 @@ def test_sampled_measures_equal_their_computation_on_the_same_samples(penguins, 
     df, schema = penguins
     used = schema.used
     # The DCR's records: drawn here by the rule's definition (uniform, without replacement, public seed),
-    # every synthetic row searched; the propensity fit on 200 stacked rows drawn from the point's seed.
+    # every synthetic row searched; the propensity fit on 100 rows of each table drawn from the point's seed
+    # (each table sampled in turn, then the logit with interactions, as the rule is written here).
     records = np.sort(np.random.default_rng(distance.DCR_RECORDS_SEED).choice(len(df), size=100, replace=False))
     assert list(sampled["propensity_rows"]) == [200] * len(sampled)
     assert list(sampled["dcr_rows"]) == [100] * len(sampled)
@@ -209,8 +210,11 @@ def test_sampled_measures_equal_their_computation_on_the_same_samples(penguins, 
             df, row.method, epsilon=None if row.epsilon != row.epsilon else row.epsilon, schema=schema,
             seed=int(row.seed)).data
         dcr = float(np.median(core.risk.gower_dcr(df[used].iloc[records], synth[used], schema=schema)))
-        fit = core.utility.propensity_metrics(df[used], synth[used], interactions=True, seed=int(row.seed),
-                                              max_rows=200)
+        rng = np.random.default_rng(int(row.seed))
+        rs = df[used].iloc[np.sort(rng.choice(len(df), 100, replace=False))]
+        ss = synth[used].iloc[np.sort(rng.choice(len(synth), 100, replace=False))]
+        cats = [c for c in used if schema[c].kind == "categorical"]
+        fit = core.utility.propensity_metrics(rs, ss, interactions=True, seed=rng, categorical=cats, max_rows=200)
         assert (row.dcr_median, row.pmse_ratio, row.auc, row.specks) == (dcr, fit.pmse_ratio, fit.auc, fit.specks)
     # Every row would give other figures: the samples are what the table reports.
     full = rumap.score(df, core.synthesize(df, "independent", epsilon=1.0, schema=schema,

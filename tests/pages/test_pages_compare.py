@@ -51,10 +51,14 @@ def test_each_discriminator_runs_and_its_tiles_match_the_core(at, choice):
     at.radio(key="compare_discriminator").set_value(choice).run()
     _ok(at)
     ds, cfg, real, synth = _real_synth(at)
-    expected = core.utility.run_discriminator(real, synth, choice, seed=cfg.seed, permutations=10)
+    cats = [c for c in ds.schema.used if ds.schema[c].kind == "categorical"]
+    expected = core.utility.run_discriminator(real, synth, choice, seed=cfg.seed, permutations=10, categorical=cats)
     shown = _metrics(at)
-    for tile in core.utility.propensity_tiles(expected):
+    variant = core.utility.discriminator_variant(choice)
+    for tile in core.utility.propensity_tiles(expected, variant=variant):
         assert shown[tile.label] == tile.text
+    # Only the headline's figure is called plainly "pMSE ratio"; another discriminator's carries its name.
+    assert ("pMSE ratio" in shown) == (variant is None)
     titles = _titles(at)
     assert any(t.startswith("Propensity scores") for t in titles)
     assert any(t.startswith("ROC of the discriminator") for t in titles)
@@ -96,8 +100,10 @@ def test_small_multiples_and_held_out(at):
     at.toggle(key="compare_heldout").set_value(True).run()
     _ok(at)
     ds, cfg, real, synth = _real_synth(at)
-    expected = core.utility.run_discriminator(real, synth, "logit_interactions", seed=cfg.seed, holdout=0.3)
-    assert _metrics(at)[core.METRICS["auc"].label] == f"{expected.auc:.4g}"
+    cats = [c for c in ds.schema.used if ds.schema[c].kind == "categorical"]
+    expected = core.utility.run_discriminator(real, synth, "logit_interactions", seed=cfg.seed, holdout=0.3,
+                                              categorical=cats)
+    assert _metrics(at)[core.METRICS["auc"].label + " (held-out rows)"] == f"{expected.auc:.4g}"
     assert any("held-out rows" in c.value for c in at.caption)
     assert any(t.startswith("Propensity scores (held-out rows") for t in _titles(at))
 
@@ -156,7 +162,7 @@ def test_user_text_stays_inert_on_compare(at):
 
 def test_tables_show_empty_cells_and_fit_and_plots_read_well(at):
     # Issue 20.6: no "None" in a table, the moments split so the percentiles are not scrolled away, the
-    # categories in their declared order, a legend on the small multiples, each coefficient on its own scale.
+    # categories in their declared order, a legend on the small multiples, the intervals on one scaled axis.
     at.switch_page(PAGE).run()
     _ok(at)
     import pyarrow as pa
@@ -195,8 +201,8 @@ def test_tables_show_empty_cells_and_fit_and_plots_read_well(at):
     species = [t for t in grid["data"] if t["xaxis"] == "x"][0]
     assert species["x"] == ["Gentoo", "Chinstrap", "Adelie"]
     ci = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Confidence intervals"))
-    terms = [ax["ticktext"][0] for name, ax in ci["layout"].items() if name.startswith("yaxis")]
-    assert len(terms) == len({t["xaxis"] for t in ci["data"]}) >= 2  # one x axis (scale) per coefficient
+    # One shared axis, each coefficient a labelled row, scaled by its real interval (tests/core: by hand).
+    assert {t.get("xaxis", "x") for t in ci["data"]} == {"x"} and len(ci["layout"]["yaxis"]["ticktext"]) >= 2
 
 
 def test_a_regression_beyond_the_cell_budget_says_its_subsample(at, monkeypatch):
@@ -214,3 +220,19 @@ def test_a_regression_beyond_the_cell_budget_says_its_subsample(at, monkeypatch)
     assert at.selectbox(key="reg_outcome").value == outcome and at.multiselect(key="reg_predictors").value == predictors
     notes = [c.value for c in at.caption if "random subsample of 100 rows of each dataset" in c.value]
     assert notes, [c.value for c in at.caption]
+
+
+def test_the_verdict_comes_first_and_reads_the_headline_and_every_section(at):
+    # Issue 31.10: the verdict on top, each section a tab a click away.
+    at.switch_page(PAGE).run()
+    _ok(at)
+    ds, cfg, real, synth = _real_synth(at)
+    cats = [c for c in ds.schema.used if ds.schema[c].kind == "categorical"]
+    head = core.utility.headline_propensity(real, synth, seed=cfg.seed, categorical=cats)
+    level = core.utility.pmse_ratio_level(head.pmse_ratio)
+    alerts = {"good": at.success, "fair": at.info, "poor": at.warning}[level]
+    verdict = next(a.value for a in alerts if "pMSE ratio" in a.value).replace("\\", "")  # plain() escapes markdown
+    assert f"pMSE ratio {head.pmse_ratio:.3g} on {head.n_used:,} stacked rows" in verdict
+    assert "Columns:" in verdict and "Regression of" in verdict
+    assert [t.label for t in at.tabs][:4] == [core.metric_info.section_title(s)
+                                              for s in ("propensity", "marginals", "bivariate", "regression")]

@@ -1,4 +1,5 @@
-"""Utility forecasts, the suggested method, the method order and the best DP method (issue 18, 3b and 4).
+"""Utility forecasts, the suggested method, the method order and the best DP method (issue 18, 3b and 4),
+each declared on the method's class (issue 29).
 
 Every forecast here is called with a schema built from a dict and no data at all, so it cannot read
 the data; its numbers are recomputed below from the methods' formulas (METHODS.md §2).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -16,8 +18,9 @@ import pytest
 import dpsynth_core as core
 from dpsynth_core import rumap
 from dpsynth_core.datasets import BUNDLED
+from dpsynth_core.privacy.accounting import zcdp_rho
 from dpsynth_core.schema import Schema
-from dpsynth_core.synth import SYNTHESIZERS, base, forecasting
+from dpsynth_core.synth import SYNTHESIZERS, base
 
 # The diamonds schema as declared, without its data (the CSV is never read here).
 DIAMONDS = Schema.from_dict(json.loads(BUNDLED["diamonds"].schema_file.read_text(encoding="utf-8")))
@@ -99,68 +102,113 @@ def test_dp_seqreg_forecast_by_hand():
     assert core.forecast("dp_seqreg", DIAMONDS, 0.3, N).level == "fair"  # 1.31%: it lost to independent
 
 
-def test_zcdp_conversion_and_generic_marginal_forecast_by_hand(monkeypatch):
+def test_zcdp_conversion_and_the_marginal_forecast_by_hand():
     # The forecast converts as the synthesis does (tests/core/privacy/test_accounting.py): ε = 1, δ = 1e-6
     # gives ρ = 0.024356.
-    rho = forecasting.zcdp_rho(1.0, 1e-6)
+    rho = zcdp_rho(1.0, 1e-6)
     assert rho == pytest.approx(0.024356, abs=1e-6)
-
-    class Marginal(base.Synthesizer):  # a DP method with no forecast of its own, as MST would be
-        name, label, is_dp, description = "toy_mst", "Toy MST", True, ""
-
-    monkeypatch.setitem(SYNTHESIZERS, "toy_mst", Marginal())
-    fc = core.forecast("toy_mst", DIAMONDS, 1.0, N)
-    # MST's 2-way share, 0.75ρ, over d − 1 = 9 pairs: σ² = 9/(2·0.75ρ), σ = 15.70 per 2-way cell; the average pair of the 20-bin
-    # numeric and categorical domains has (Σ_{i<j} s_i s_j)/45 cells.
+    fc = core.forecast("mst", DIAMONDS, 1.0, N)
+    # MST's 2-way share, 0.75ρ, over d − 1 = 9 pairs: σ² = 9/(2·0.75ρ), σ = 15.70 per 2-way cell; the average
+    # pair of MST's 20-bin numeric and the categorical domains has (Σ_{i<j} s_i s_j)/45 cells.
     sizes = [20, 5, 7, 8, 20, 20, 20, 20, 20, 20]
     cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / 45
     sigma = math.sqrt(9 / (2 * 0.75 * rho))
     assert sigma == pytest.approx(15.70, abs=0.01) and "75% of ρ over 9 pairs" in fc.sentence
     assert f"{sigma:,.1f} per cell" in fc.sentence and f"{N / cells:,.0f} rows in an average cell" in fc.sentence
     assert fc.level == ("good" if sigma / (N / cells) < 0.2 else "fair" if sigma / (N / cells) < 1 else "poor")
+    # PrivBayes declares MST's noise as its order of magnitude, at its own 10 bins, and says it is MST's.
+    pb = core.forecast("privbayes", DIAMONDS, 1.0, N)
+    sizes10 = [10, 5, 7, 8, 10, 10, 10, 10, 10, 10]
+    cells10 = sum(a * b for i, a in enumerate(sizes10) for b in sizes10[i + 1:]) / 45
+    assert f"{N / cells10:,.0f} rows in an average cell" in pb.sentence and "as MST measures them" in pb.sentence
+    assert SYNTHESIZERS["privbayes"].label + " splits its budget its own way" in pb.sentence
 
 
-def test_suggested_method_follows_the_documented_rule():
-    # The registry is restored with its order (monkeypatch's undo would re-insert removed methods
-    # at the end of the dict, and the registry-order test below would then fail).
+def test_a_dp_method_without_a_forecast_says_so_and_borrows_none(monkeypatch):
+    class Plain(base.Synthesizer):  # a DP method that declares no forecast
+        name, label, is_dp, description = "toy_plain", "Toy plain method", True, ""
+
+    monkeypatch.setitem(SYNTHESIZERS, "toy_plain", Plain())
+    for n in (None, N):
+        fc = core.forecast("toy_plain", DIAMONDS, 1.0, n)
+        assert fc.level == "unknown" and fc.sentence.startswith("No forecast: Toy plain method declares none")
+        # none of the shipped methods' sentences (MST's generic one was once borrowed)
+        assert all(fc.sentence != core.forecast(m, DIAMONDS, 1.0, n).sentence for m in SYNTHESIZERS
+                   if m != "toy_plain" and SYNTHESIZERS[m].is_dp)
+
+
+@contextmanager
+def _registry(*names):
+    """The registry holding only the shipped methods ``names`` (in picker order), restored after the block
+    (monkeypatch's undo would re-insert removed methods at the end, out of picker order)."""
     saved = dict(SYNTHESIZERS)
+    SYNTHESIZERS.clear()
+    SYNTHESIZERS.update((m, s) for m, s in saved.items() if m in names)
     try:
-        for name in ("mst", "privbayes", "aim"):  # first the rule without marginal-based methods
-            SYNTHESIZERS.pop(name, None)
+        yield
+    finally:
+        SYNTHESIZERS.clear()
+        SYNTHESIZERS.update(saved)
+
+
+def test_suggested_method_follows_the_declared_rule():
+    # The documented rule: marginal-based methods (MST, then PrivBayes) at any ε; else dp_seqreg when its
+    # forecast is "good" (noise under 0.5% of n: diamonds from ε = 1, test_dp_seqreg_forecast_by_hand);
+    # else independent. The registry is restored in its order afterwards.
+    assert core.suggest_method(DIAMONDS, 0.3, N).method == "mst"
+    with _registry("privbayes", "independent", "dp_seqreg", "pmi", "pegs", "dirichlet", "uniform", "cart"):
+        assert core.suggest_method(DIAMONDS, 0.3, N).method == "privbayes"
+    with _registry("independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet", "uniform", "cart"):
         assert core.suggest_method(DIAMONDS, 0.3, N).method == "independent"
         assert core.suggest_method(DIAMONDS, 1.0, N).method == "dp_seqreg"
         assert core.suggest_method(DIAMONDS, 3.0, N).method == "dp_seqreg"
         undeclared = core.suggest_method(DIAMONDS, 1.0)
         assert undeclared.method == "independent" and "not declared" in undeclared.sentence
-        SYNTHESIZERS["privbayes"] = SYNTHESIZERS["independent"]
-        assert core.suggest_method(DIAMONDS, 0.3, N).method == "privbayes"
-        SYNTHESIZERS["mst"] = SYNTHESIZERS["independent"]
-        assert core.suggest_method(DIAMONDS, 0.3, N).method == "mst"
-    finally:
-        SYNTHESIZERS.clear()
-        SYNTHESIZERS.update(saved)
+    with _registry("pmi", "pegs", "pegs_rs", "dirichlet", "uniform", "cart", "bootstrap"):
+        assert core.suggest_method(DIAMONDS, 1.0, N) is None  # none of these may be suggested
+    assert list(SYNTHESIZERS)[:2] == ["mst", "privbayes"]
 
 
-def test_registry_lists_the_best_dp_methods_first_and_new_ones_fit_in(monkeypatch):
+def test_the_suggestion_asks_every_registered_method_by_its_declared_priority(monkeypatch):
+    # A method registered with a priority below MST's is asked first; it is named only where its own rule
+    # says so (here: when n is declared), else the shipped rule goes on.
+    class Eager(base.Synthesizer):
+        name, label, is_dp, description = "toy_eager", "Toy eager", True, ""
+        suggest_priority = -1
+
+        def suggestion(self, schema, epsilon, n, forecast):
+            assert forecast.sentence.startswith("No forecast")  # its own forecast, not another method's
+            return None if n is None else " (declared n)."
+
+    with _registry(*SYNTHESIZERS):
+        base.register(Eager)
+        named = core.suggest_method(DIAMONDS, 1.0, N)
+        assert (named.method, named.sentence) == ("toy_eager", "Suggested at ε = 1: Toy eager (declared n).")
+        assert core.suggest_method(DIAMONDS, 1.0).method == "mst"
+        monkeypatch.setattr(Eager, "is_dp", False)  # a method that is not DP is never suggested
+        assert core.suggest_method(DIAMONDS, 1.0, N).method == "mst"
+
+
+def test_registry_lists_methods_by_their_declared_rank_and_new_ones_fit_in():
     names = list(SYNTHESIZERS)
     dp = [m for m in names if SYNTHESIZERS[m].is_dp]
     assert names[:len(dp)] == dp  # every DP method before every non-DP one
-    listed = [m for m in dp if m in base.METHOD_ORDER]  # a new method needs no entry: it follows them
-    assert dp[:len(listed)] == listed == [m for m in base.METHOD_ORDER if m in dp]
-    assert names[-3:] == ["cart", "parametric", "bootstrap"]
-    saved = dict(SYNTHESIZERS)
-    try:
-        for name in ("privbayes", "zz_dp_new", "mst"):  # registered in any order (again, if they exist)
-            base.register(type(name, (base.Synthesizer,), {"name": name, "label": name, "is_dp": True,
+    for group in (dp, names[len(dp):]):
+        ranks = [SYNTHESIZERS[m].rank for m in group]
+        assert ranks == sorted(ranks)
+    # the order issue 18 chose, now declared on the classes
+    assert names == ["mst", "privbayes", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
+                     "uniform", "cart", "parametric", "bootstrap"]
+    with _registry(*SYNTHESIZERS):
+        new = {"zz_dp_new": (True, math.inf), "zz_dp_ranked": (True, 15), "zz_ref": (False, 1)}
+        for name, (dp_, rank) in new.items():  # registered in any order
+            base.register(type(name, (base.Synthesizer,), {"name": name, "label": name, "is_dp": dp_, "rank": rank,
                                                            "description": ""}))
         order = list(SYNTHESIZERS)
-        assert order[:2] == ["mst", "privbayes"]
-        # after the listed DP methods and those registered before it, before every non-DP one
-        assert order.index("zz_dp_new") == len(dp)
-        assert not SYNTHESIZERS[order[len(dp) + 1]].is_dp
-    finally:
-        SYNTHESIZERS.clear()
-        SYNTHESIZERS.update(saved)
+        assert order[:3] == ["mst", "zz_dp_ranked", "privbayes"]  # rank 15: between MST (10) and PrivBayes (20)
+        assert order.index("zz_dp_new") == len(dp) + 1  # unranked: after the ranked DP methods
+        assert order[len(dp) + 2] == "zz_ref"  # rank 1: first of the methods that are not DP
+    assert list(SYNTHESIZERS) == names
 
 
 def _points() -> pd.DataFrame:

@@ -4,8 +4,14 @@ every estimator. A new synthesizer is covered by registering it; no test names i
 What holds for each: the same seed gives the same output; the output has the data's columns and
 dtypes, with values inside the declared categories and bounds; the ledger's totals equal what the
 method declares it spends (TOTAL: the steps sum to ε; NONE: zero; PER_RECORD: ε per unit × units);
-a refusal comes before any work; its options are declared in full; it appears on the R-U map and in
-a release package; and a DP method has an empirical privacy audit registered (tests/privacy_tools.py).
+a refusal comes before any work; its options are declared in full; the facts it declares on its class
+reach the picker (its rank), the forecast (its own, or "No forecast") and the suggestion; it appears on
+the R-U map and in a release package; and a DP method has an empirical privacy audit registered
+(tests/privacy_tools.py).
+
+Each check is a function of the method's name and the penguins fixture's (data, schema);
+:func:`check_synthesizer` runs them all, for a synthesizer registered by a test (the worked example of
+CONTRIBUTING.md, tests/core/synth/test_contributing_synthesizer.py).
 """
 
 import importlib
@@ -20,8 +26,9 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core.privacy import NONE, PER_RECORD, TOTAL
-from dpsynth_core.synth import SYNTHESIZERS, synthesize
+from dpsynth_core.synth import SYNTHESIZERS, Synthesizer, synthesize
 from dpsynth_core.synth.base import measure_cache
+from dpsynth_core.synth.forecasting import LEVELS, no_forecast
 from dpsynth_core.synth.options import TYPES
 from tests.core.privacy.privacy_tools import AUDITS
 from tests.core.synth.test_synth import _check_within_schema
@@ -33,8 +40,13 @@ EPSILON = 2.0
 
 @pytest.fixture(scope="module")
 def penguins():
+    return penguins_sample()
+
+
+def penguins_sample():
+    """Every second penguin (172 rows: every method, quickly) and the declared schema."""
     df, schema = core.load_bundled("penguins")
-    return df.iloc[::2].reset_index(drop=True), schema  # 172 rows: every method, quickly
+    return df.iloc[::2].reset_index(drop=True), schema
 
 
 def _fresh(fn):
@@ -43,8 +55,24 @@ def _fresh(fn):
         return fn()
 
 
+def check_synthesizer(method: str, penguins) -> None:
+    """Every common check on the registered method ``method``: what a new synthesizer's test calls."""
+    check_same_seed_same_output(method, penguins)
+    check_output_is_typed_by_the_schema(method, penguins)
+    for n in (None, 120):
+        check_ledger_totals_follow_the_declared_spend(method, n, penguins)
+    check_refusal_comes_before_any_work(method, penguins)
+    check_options_are_declared_in_full(method)
+    check_declared_facts(method, penguins)
+    check_appears_on_the_map_and_in_a_release(method, penguins)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_same_seed_same_output(method, penguins):
+    check_same_seed_same_output(method, penguins)
+
+
+def check_same_seed_same_output(method, penguins):
     df, schema = penguins
     run = lambda: synthesize(df, method, epsilon=EPSILON, schema=schema, seed=11)  # noqa: E731
     a, b = _fresh(run), _fresh(run)
@@ -54,6 +82,10 @@ def test_same_seed_same_output(method, penguins):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_output_is_typed_by_the_schema(method, penguins):
+    check_output_is_typed_by_the_schema(method, penguins)
+
+
+def check_output_is_typed_by_the_schema(method, penguins):
     df, schema = penguins
     out = synthesize(df, method, epsilon=EPSILON, schema=schema, n=150, seed=5).data
     assert list(out.columns) == list(df.columns) and len(out) == 150
@@ -83,6 +115,10 @@ def _units(synth, n: int, params: dict) -> int:
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("n", [None, 120])
 def test_ledger_totals_follow_the_declared_spend(method, n, penguins):
+    check_ledger_totals_follow_the_declared_spend(method, n, penguins)
+
+
+def check_ledger_totals_follow_the_declared_spend(method, n, penguins):
     df, schema = penguins
     synth = SYNTHESIZERS[method]
     led = synthesize(df, method, epsilon=EPSILON, schema=schema, n=n, implicates=2, seed=3).ledger
@@ -115,20 +151,29 @@ def test_ledger_totals_follow_the_declared_spend(method, n, penguins):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_refusal_comes_before_any_work(method, penguins, monkeypatch):
+def test_refusal_comes_before_any_work(method, penguins):
+    check_refusal_comes_before_any_work(method, penguins)
+
+
+def check_refusal_comes_before_any_work(method, penguins):
     df, schema = penguins
     synth = type(SYNTHESIZERS[method])
-    monkeypatch.setattr(synth, "measure", lambda *a, **k: pytest.fail("measure ran"))
-    monkeypatch.setattr(synth, "generate", lambda *a, **k: pytest.fail("generate ran"))
-    with pytest.raises(ValueError, match="has no option"):  # an option the method does not declare
-        synthesize(df, method, epsilon=EPSILON, schema=schema, seed=1, no_such_option=3)
-    monkeypatch.setattr(synth, "refuse", lambda self, *a, **k: "Refused for the test.")
-    with pytest.raises(core.MethodRefused, match="Refused for the test"):
-        synthesize(df, method, epsilon=EPSILON, schema=schema, seed=1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(synth, "measure", lambda *a, **k: pytest.fail("measure ran"))
+        mp.setattr(synth, "generate", lambda *a, **k: pytest.fail("generate ran"))
+        with pytest.raises(ValueError, match="has no option"):  # an option the method does not declare
+            synthesize(df, method, epsilon=EPSILON, schema=schema, seed=1, no_such_option=3)
+        mp.setattr(synth, "refuse", lambda self, *a, **k: "Refused for the test.")
+        with pytest.raises(core.MethodRefused, match="Refused for the test"):
+            synthesize(df, method, epsilon=EPSILON, schema=schema, seed=1)
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_options_are_declared_in_full(method):
+    check_options_are_declared_in_full(method)
+
+
+def check_options_are_declared_in_full(method):
     synth = SYNTHESIZERS[method]
     names = [o.name for o in synth.options]
     assert len(names) == len(set(names))
@@ -143,7 +188,62 @@ def test_options_are_declared_in_full(method):
 
 
 @pytest.mark.parametrize("method", METHODS)
+def test_declared_facts_reach_the_picker_the_forecast_and_the_suggestion(method, penguins):
+    check_declared_facts(method, penguins)
+
+
+def _picker_key(name):
+    synth = SYNTHESIZERS[name]
+    return (not synth.is_dp, synth.rank)
+
+
+def check_declared_facts(method, penguins):
+    _, schema = penguins
+    synth = SYNTHESIZERS[method]
+    # The picker (and the R-U map's list) is the registry: DP methods first, then by declared rank; equal
+    # keys in the order of registration, so sorting the registry by the key (a stable sort) changes nothing.
+    names = list(SYNTHESIZERS)
+    assert sorted(names, key=_picker_key) == names
+    assert names.index(method) >= sum(_picker_key(m) < _picker_key(method) for m in names)
+    # The forecast: none for a method that is not DP; a DP method's own, or "No forecast" in words when its
+    # class declares none (never another method's).
+    for n in (None, 120):
+        fc = core.forecast(method, schema, EPSILON, n)
+        if not synth.is_dp:
+            assert fc is None
+            continue
+        assert fc.sentence.strip() and fc.level in LEVELS, (fc, n)
+        if type(synth).forecast is Synthesizer.forecast:
+            assert fc == no_forecast(synth.label)
+        else:
+            assert not fc.sentence.startswith("No forecast")
+    # The suggestion asks every registered method: alone in the registry, a method is named exactly where
+    # its declared rule gives a reason (and never when it is not DP or declares no priority).
+    saved = dict(SYNTHESIZERS)
+    try:
+        SYNTHESIZERS.clear()
+        SYNTHESIZERS[method] = synth
+        for eps in (0.1, 1.0, 10.0):
+            for n in (None, 120):
+                named = core.suggest_method(schema, eps, n)
+                asked = synth.is_dp and synth.suggest_priority is not None
+                reason = synth.suggestion(schema, eps, n, core.forecast(method, schema, eps, n)) if asked else None
+                if reason is None:
+                    assert named is None, (eps, n)
+                else:
+                    assert (named.method, named.sentence) == (method, f"Suggested at ε = {eps:g}: {synth.label}"
+                                                                      f"{reason}")
+    finally:
+        SYNTHESIZERS.clear()
+        SYNTHESIZERS.update(saved)
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_appears_on_the_map_and_in_a_release(method, penguins):
+    check_appears_on_the_map_and_in_a_release(method, penguins)
+
+
+def check_appears_on_the_map_and_in_a_release(method, penguins):
     df, schema = penguins
     table = core.ru_map(df, [method], [EPSILON], seed=2, schema=schema, references=False, metrics=["ks_mean"],
                         n_jobs=1)

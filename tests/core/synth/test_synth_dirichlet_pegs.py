@@ -17,7 +17,6 @@ import pytest
 from sklearn.metrics import mutual_info_score
 
 import dpsynth_core as core
-from dpsynth_core import constraints
 from dpsynth_core.errors import MethodRefused
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, base, synthesize
@@ -148,7 +147,7 @@ def test_dirichlet_cell_cap_is_inclusive():
     synth = SYNTHESIZERS["dirichlet"]
     ten = {f"c{i}": {"kind": "categorical", "categories": list(range(10))} for i in range(6)}
     schema = Schema.from_dict(ten)
-    assert constraints.DIRICHLET_MAX_CELLS == 10 ** 6
+    assert synth.max_cells == 10 ** 6
     assert synth.refuse(schema, list(ten), 100, bins=3) is None        # 10⁶ cells: at the cap, allowed
     bigger = Schema.from_dict({**ten, "c6": {"kind": "categorical", "categories": [0, 1]}})
     message = synth.refuse(bigger, [*ten, "c6"], 100, bins=3)          # 2·10⁶: refused; nothing to bin
@@ -231,7 +230,7 @@ def test_dirichlet_with_tiny_epsilon_is_uniform_over_cells(penguins):
     # α = n_s/(e^0.01 − 1) ≈ 1.99e6 per cell against n = 344 rows: the data weigh
     # n/(pα + n) < 1e−8 of E[q], so every cell (and every column's bin) is uniform in expectation,
     # and with Σα ≈ 4e10 the Dirichlet draw barely varies. Tolerance: 5 multinomial SEs per share.
-    codes, domains = encode(out, schema, schema.used, constraints.DIRICHLET_DEFAULT_BINS)
+    codes, domains = encode(out, schema, schema.used, SYNTHESIZERS["dirichlet"].defaults["bins"])
     for j, d in enumerate(domains):
         share = np.bincount(codes[:, j], minlength=d.size) / n_s
         p = 1 / d.size
