@@ -197,7 +197,7 @@ def test_registry_lists_methods_by_their_declared_rank_and_new_ones_fit_in():
         ranks = [SYNTHESIZERS[m].rank for m in group]
         assert ranks == sorted(ranks)
     # the order issue 18 chose, now declared on the classes
-    assert names == ["mst", "privbayes", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
+    assert names == ["mst", "privbayes", "aim", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
                      "uniform", "cart", "parametric", "bootstrap"]
     with _registry(*SYNTHESIZERS):
         new = {"zz_dp_new": (True, math.inf), "zz_dp_ranked": (True, 15), "zz_ref": (False, 1)}
