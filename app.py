@@ -27,6 +27,7 @@ pages = [
     st.Page("pages/compare.py", title="Compare"),
     st.Page("pages/risk.py", title="Risk"),
     st.Page("pages/ru_map.py", title="R-U map"),
+    st.Page("pages/ledger.py", title="Ledger"),
     st.Page("pages/learn.py", title="Learn"),
 ]
 page = st.navigation(pages)
@@ -47,8 +48,8 @@ else:
         # Slots: the Synthesize page reruns on its own when a setting changes and rewrites them.
         st.caption("Synthesis")
         st.session_state["settings_slot"] = st.empty()
-        st.caption("This session's use of the data")
-        st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page logs a synthesis
+        st.caption("Spent on this dataset (every session and command)")
+        st.session_state["spending_slot"] = st.empty()  # rewritten whenever a page shows a new synthesis
 if not learning:
     spending.show_settings()
     spending.show_spending()

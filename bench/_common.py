@@ -12,6 +12,13 @@ from pathlib import Path
 # The scripts run from anywhere: put the project root on the path for `import dpsynth_core`.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+# The benchmarks synthesize the bundled public data over and over: their uses go to a ledger store of their own
+# (dpsynth_core.privacy.store), unless one is named, never to the user's; servers they start inherit it.
+if not os.environ.get("DPSYNTH_LEDGER"):
+    import tempfile
+
+    os.environ["DPSYNTH_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="dpsynth-bench-ledger-")) / "ledger.sqlite3")
+
 
 def timed_cpu(fn, repeat: int) -> tuple[float, float, object]:
     """Median wall-clock and CPU seconds (this process's) of ``repeat`` calls of ``fn``, and the last result."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _common  # noqa: E402,F401 - a ledger store of the benchmarks' own
 import dpsynth_core as core  # noqa: E402
 
 

@@ -7,7 +7,7 @@ imports Streamlit. Every number the app shows is computed here.
 from . import cluster, constraints, plots, readout, release, report, rumap, settings, share, teaching  # noqa: F401
 from .constraints import parse_epsilon_grid
 from .datasets import BUNDLED, load_bundled
-from .errors import DataError, MethodRefused
+from .errors import BudgetExceeded, DataError, LedgerError, MethodRefused
 from .forecast import forecast, suggest_method
 from .io import load_csv, to_csv_bytes
 from .metric_info import METRICS, Metric, MetricContext
@@ -26,7 +26,8 @@ from .utility import (association_fit, column_distances, combine_implicates, cor
 
 __all__ = [
     "BUNDLED", "KINDS", "METRICS", "SYNTHESIZERS",
-    "ColumnSchema", "DataError", "MethodRefused", "Metric", "MetricContext", "Schema", "Synthesis",
+    "BudgetExceeded", "ColumnSchema", "DataError", "LedgerError", "MethodRefused", "Metric", "MetricContext",
+    "Schema", "Synthesis",
     "attribute_inference", "distance_risk", "formal_risk", "key_match_disclosure", "match_risk",
     "sample_uniqueness", "unique_reproduction", "wilson_interval",
     "ci_overlap", "ecdf_data", "exact_copy_share", "fingerprint", "gower_dcr", "histogram_data",

@@ -1,7 +1,11 @@
-"""The ``dpsynth`` command line: schema, synthesize, sweep and release without the browser.
+"""The ``dpsynth`` command line: schema, synthesize, sweep and release without the browser, and the ledger.
 
 Run as ``dpsynth …`` (installed by ``pip install .``) or ``python -m dpsynth_core …``.
 Bad input ends with one sentence on stderr and exit code 2, never a traceback.
+
+Every command writes what it computes on the data to the same ledger store as the app
+(:mod:`dpsynth_core.privacy.store`; ``--ledger-db PATH`` or ``$DPSYNTH_LEDGER`` chooses the file) before
+it writes any output; ``dpsynth ledger`` prints it and ``dpsynth cap`` sets a dataset's budget.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from pathlib import Path
 
 from . import constraints, plots, release, report
 from .cluster import on_scheduler
-from .errors import DataError, MethodRefused
+from .errors import DataError, LedgerError, MethodRefused
 from .io import load_csv, to_csv_bytes
-from .privacy import log_entry
+from .privacy import Cap, LedgerStore, Use
+from .privacy.store import ledger_csv, ledger_json, ledger_view
 from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
 from .schema import Schema, infer_schema
 from .settings import parse_settings, settings_json
@@ -29,6 +34,8 @@ EXAMPLES = {
     "sweep": f"dpsynth sweep {DATA} --schema {SCHEMA} --methods independent,dp_seqreg --epsilons 0.1,1,10 "
              "-o sweep.csv --html sweep.html",
     "release": f"dpsynth release {DATA} --schema {SCHEMA} --method independent --epsilon 1 -o release.zip",
+    "ledger": "dpsynth ledger --csv > ledger-CONFIDENTIAL.csv",
+    "cap": f"dpsynth cap {DATA} --epsilon 5 --delta 1e-6",
 }
 
 
@@ -41,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.run(args)
-    except (DataError, MethodRefused, ValueError) as err:  # _Usage is a ValueError
+    except (DataError, MethodRefused, ValueError, LedgerError) as err:  # _Usage is a ValueError
         print(f"dpsynth {args.command}: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
@@ -108,18 +115,36 @@ def _param(text: str) -> tuple[str, object]:
     return name.strip(), parse_text(value)
 
 
+def _store(args) -> LedgerStore:
+    """The ledger store: ``--ledger-db``, else ``$DPSYNTH_LEDGER``, else the user's data directory."""
+    return LedgerStore(args.ledger_db)
+
+
+def _use(args, df, purpose: str) -> Use:
+    """The data file as the ledger knows it: its name, its content, why it is read, by the command line."""
+    return Use(Path(args.data).name, fingerprint(df), purpose=purpose, source="cli")
+
+
+def _recorded(store: LedgerStore, use: Use) -> None:
+    """Say on stderr where the command's uses of the data were recorded, and what the dataset's totals are now."""
+    lines = store.totals(use.fingerprint, use.dataset).lines()
+    print(f"dpsynth: recorded in the ledger {store.path}; on {use.dataset} in all: {lines[0]}; {lines[2]}.",
+          file=sys.stderr)
+
+
 def _split(df, holdout: float):
     """(rows synthesized, rows held out): each record held out by a fresh secret coin, as the app does."""
     return split_holdout(df, holdout)
 
 
-def _synthesize(df, schema, cfg: dict):
-    """(rows synthesized, rows held out, the synthesis)."""
+def _synthesize(df, schema, cfg: dict, *, use: Use, store: LedgerStore):
+    """(rows synthesized, rows held out, the synthesis), recorded in ``store`` before it is returned."""
     train, held = _split(df, cfg["holdout"])
     return train, held, synthesize(train, cfg["method"], epsilon=cfg["epsilon"], delta=cfg["delta"], schema=schema,
-                             n=cfg["n"], seed=cfg["seed"], implicates=cfg["implicates"],
-                             columns=list(cfg["columns"]) if cfg["columns"] is not None else None,
-                             **dict(cfg["params"]))
+                                   n=cfg["n"], seed=cfg["seed"], implicates=cfg["implicates"],
+                                   columns=list(cfg["columns"]) if cfg["columns"] is not None else None,
+                                   holdout_share=cfg["holdout"] or None, use=use, store=store,
+                                   **dict(cfg["params"]))
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -145,7 +170,8 @@ def cmd_synthesize(args) -> None:
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
     cfg = _settings(args)
-    _, _, result = _synthesize(df, schema, cfg)
+    use, store = _use(args, df, "exploration"), _store(args)
+    _, _, result = _synthesize(df, schema, cfg, use=use, store=store)
     out = Path(args.output)
     if len(result.implicates) == 1:
         _write(out, to_csv_bytes(result.data))
@@ -155,6 +181,7 @@ def cmd_synthesize(args) -> None:
     _write(Path(args.ledger) if args.ledger else out.with_suffix(".ledger.json"), release.ledger_bytes(result.ledger))
     _write(out.with_suffix(".settings.json"), settings_json(cfg).encode("utf-8"))
     print(result.ledger["statement"], file=sys.stderr)
+    _recorded(store, use)
 
 
 def cmd_sweep(args) -> None:
@@ -163,10 +190,10 @@ def cmd_sweep(args) -> None:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     epsilons = constraints.parse_epsilon_grid(args.epsilons)
     metrics = list(dict.fromkeys([*UTILITY_COLUMNS, *RISK_COLUMNS, args.x, args.y]))
+    use, store = _use(args, df, "sweep point"), _store(args)
     with on_scheduler(args.scheduler), _ProgressBar() as bar:
         table = ru_map(df, methods, epsilons, reps=args.reps, seed=args.seed, schema=schema, metrics=metrics,
-                       holdout=args.holdout, progress=bar,
-                       n_jobs=args.n_jobs)
+                       holdout=args.holdout, progress=bar, n_jobs=args.n_jobs, use=use, store=store)
     out = Path(args.output)
     _write(out, to_csv_bytes(table))
     fig = plots.ru_figure(table, args.x, args.y)
@@ -175,6 +202,7 @@ def cmd_sweep(args) -> None:
     if args.seed is None:
         print("dpsynth: note: each point's seed is in the table; pass --seed to repeat this sweep exactly.",
               file=sys.stderr)
+    _recorded(store, use)
 
 
 def cmd_release(args) -> None:
@@ -184,16 +212,48 @@ def cmd_release(args) -> None:
     if cfg["seed"] is not None:
         print("dpsynth: note: a release always draws a fresh seed; the settings' seed is not used.", file=sys.stderr)
         cfg["seed"] = None
-    train, held, result = _synthesize(df, schema, cfg)
-    name, fp = Path(args.data).name, fingerprint(df)
-    log = [log_entry(result.ledger, fingerprint=fp, dataset=name, purpose="release")]
-    stem = release.file_stem(name, result.ledger) + "-release"
-    package = report.release_package(dataset_name=name, fingerprint=fp, synthesis=result, stem=stem, log=log)
+    use, store = _use(args, df, "release"), _store(args)
+    train, held, result = _synthesize(df, schema, cfg, use=use, store=store)
+    totals = store.totals(use.fingerprint)  # this release included
+    stem = release.file_stem(use.dataset, result.ledger) + "-release"
+    package = report.release_package(dataset_name=use.dataset, synthesis=result, stem=stem, totals=totals)
     _write(Path(args.output) if args.output else Path(f"{stem}.zip"), package)
     if args.internal_report:
-        _write(Path(args.internal_report), report.internal_report(dataset_name=name, fingerprint=fp, real=train,
-                                                                  synthesis=result, log=log, holdout=held))
-    print(report.release_statement(result.ledger, log, fp), file=sys.stderr)
+        _write(Path(args.internal_report), report.internal_report(
+            dataset_name=use.dataset, fingerprint=use.fingerprint, real=train, synthesis=result, totals=totals,
+            holdout=held))
+    print(report.release_statement(result.ledger, totals), file=sys.stderr)
+    _recorded(store, use)
+
+
+def cmd_ledger(args) -> None:
+    store = _store(args)
+    if args.json:
+        sys.stdout.write(json.dumps(ledger_json(store), indent=2, ensure_ascii=False) + "\n")
+        return
+    if args.csv:
+        sys.stdout.write(ledger_csv(store).decode("utf-8"))
+        return
+    entries, _ = ledger_view(store)
+    print(f"Ledger store: {store.path} (confidential: it says what was looked at, when and how often)")
+    if entries.empty:
+        print("No computation on any dataset is recorded yet.")
+        return
+    print(entries.to_string(index=False, na_rep=""))
+    for number, totals in store.all_totals().items():
+        print(f"\nDataset {number} ({totals.dataset}):\n  " + "\n  ".join(totals.lines()))
+
+
+def cmd_cap(args) -> None:
+    df = _read_data(args.data)
+    use, store = _use(args, df, "exploration"), _store(args)
+    if args.remove:
+        store.set_cap(use.fingerprint, use.dataset, None)
+    elif args.epsilon is None:
+        raise _Usage("Give the cap's --epsilon (and --delta for (ε, δ) methods), or --remove.")
+    else:
+        store.set_cap(use.fingerprint, use.dataset, Cap(args.epsilon, args.delta))
+    print("\n".join(store.totals(use.fingerprint, use.dataset).lines()))
 
 
 # -- helpers of the sweep ----------------------------------------------------
@@ -227,10 +287,14 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Examples:\n  " + "\n  ".join(EXAMPLES.values()), formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name, help_text, run):
+    def command(name, help_text, run, *, data=True):
         p = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example:\n  {EXAMPLES[name]}",
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        p.add_argument("data", help="the confidential table (CSV with one header row)")
+        if data:
+            p.add_argument("data", help="the confidential table (CSV with one header row)")
+        p.add_argument("--ledger-db", metavar="PATH",
+                       help="the ledger store, shared with the app (default: $DPSYNTH_LEDGER, else "
+                            "~/.local/share/dpsynth/ledger.sqlite3 under $XDG_DATA_HOME if set)")
         p.set_defaults(run=run)
         return p
 
@@ -281,4 +345,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="zip to write (default: <data>-<method>-eps<ε>-release.zip)")
     p.add_argument("--internal-report", metavar="HTML", help="also write the internal report (utility and risk "
                                                               "against the confidential data; never publish it)")
+
+    p = command("ledger", "Every computation recorded in the ledger store, and the totals per dataset "
+                          "(confidential: keep its output with the data).", cmd_ledger, data=False)
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="as JSON, for machines")
+    form.add_argument("--csv", action="store_true", help="as one CSV: the entries, then a row of totals per dataset")
+
+    p = command("cap", "Set the most that DP runs may spend on a dataset in all; a run that would pass it is "
+                       "refused before the data are read.", cmd_cap)
+    p.add_argument("--epsilon", type=float, help="the cap on ε in all (the ledger's reported total)")
+    p.add_argument("--delta", type=float, default=0.0, help="the cap on δ in all (default 0: no (ε, δ) method)")
+    p.add_argument("--remove", action="store_true", help="remove the dataset's cap")
     return parser

@@ -108,21 +108,22 @@ RU_DCR_ROWS = 10_000
 RU_MAX_REPLICATES = 20
 RU_HOLDOUT_SHARES = (0.0, 0.1, 0.2, 0.3)
 
-# The Risk page's holdout slider: shares of rows held out from the synthesizer (default when first ticked).
+# The holdout's shares (Synthesize's one setting): rows held out from the synthesizer; Risk proposes the default.
 RISK_HOLDOUT_MIN = 0.05
 RISK_HOLDOUT_MAX = 0.5
 RISK_HOLDOUT_STEP = 0.05
 RISK_HOLDOUT_DEFAULT = 0.2
-# The Risk page holds rows out by default where the data allow, so its verdicts compare the records the
+# The Risk page proposes a holdout where the data allow, so its verdicts can compare the records the
 # synthesizer saw with records it never saw (without them a synthesis that learned only the population beats
 # the random-data baselines too, and the verdicts stay open). The rule: a table of at least
-# RISK_HOLDOUT_MIN_ROWS rows holds out RISK_HOLDOUT_DEFAULT of them (at least 200 records: a held-out share's
-# 95% Wilson interval is then at most ±7 points wide); a smaller one holds out nothing unless the user asks.
+# RISK_HOLDOUT_MIN_ROWS rows is proposed a holdout of RISK_HOLDOUT_DEFAULT (at least 200 records: a held-out
+# share's 95% Wilson interval is then at most ±7 points wide). The Risk page only proposes it (a button): the
+# holdout changes the rows every synthesis reads, the release's too, so the steward sets it, on Synthesize.
 RISK_HOLDOUT_MIN_ROWS = 1_000
 
 
 def default_holdout(n_rows: int) -> float:
-    """The share of rows the Risk page holds out by default for a table of ``n_rows`` rows (0: none).
+    """The share of rows the Risk page proposes to hold out for a table of ``n_rows`` rows (0: none).
 
     Examples
     --------

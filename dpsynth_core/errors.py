@@ -11,3 +11,14 @@ class DataError(ValueError):
 
 class MethodRefused(ValueError):
     """A synthesizer declines a dataset before doing any work; the message says why."""
+
+
+class BudgetExceeded(MethodRefused):
+    """A DP run would take a dataset past the cap its steward set; refused before the data are read."""
+
+
+class LedgerError(RuntimeError):
+    """The ledger store (:mod:`dpsynth_core.privacy.store`) cannot be used; the message says where and what to do.
+
+    A computation whose entry cannot be written returns nothing: it fails closed.
+    """

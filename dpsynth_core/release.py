@@ -17,6 +17,7 @@ import zipfile
 import pandas as pd
 
 from .io import to_csv_bytes
+from .privacy import Totals
 from .schema import Schema
 from .synth import Synthesis
 
@@ -69,13 +70,14 @@ def ledger_bytes(ledger: dict) -> bytes:
     return json.dumps(ledger, indent=2, ensure_ascii=False).encode("utf-8")
 
 
-def public_ledger(ledger: dict, schema: Schema, *, session: tuple[int, float] | None = None) -> dict:
+def public_ledger(ledger: dict, schema: Schema, *, totals: Totals | None = None) -> dict:
     """The ledger as a release publishes it.
 
     Each column's domain is the declared view of ``schema``: a value read off
-    the data is withheld (named, not given). ``session`` (syntheses with DP methods
-    run on the same data in the session, ε they spent in all) is added as
-    ``session``; numbers are written to 12 significant digits.
+    the data is withheld (named, not given). ``totals`` (what the ledger store
+    recorded on the same data: every DP computation, their ε and δ in all, the
+    looks without a guarantee) is added as ``spent_on_this_data``, without the
+    steward's cap; numbers are written to 12 significant digits.
     """
     out = copy.deepcopy(ledger)
     public = schema.to_public_dict()
@@ -84,11 +86,12 @@ def public_ledger(ledger: dict, schema: Schema, *, session: tuple[int, float] | 
         out["public"]["columns"] = {c: {**public[c], "source": "declared public" if not schema[c].derived
                                         else "partly read off the data: those values are withheld"}
                                     for c in columns}
-    if session is not None:
-        runs, total = session
-        out["session"] = {"dp_syntheses_on_this_data": int(runs), "epsilon_spent_in_all": float(total),
-                          "composition": "sequential: the ε of the session's syntheses with DP methods on the "
-                                         "same data add up (a run with a fixed seed carries no guarantee)"}
+    if totals is not None:
+        spent = totals.to_dict()
+        spent.pop("cap")  # the steward's own setting, not a fact of the release
+        out["spent_on_this_data"] = {
+            "recorded_by": "the steward's ledger store: every computation on the same data, from every session "
+                           "and command, this release included", **spent}
     return _tidy(out)
 
 

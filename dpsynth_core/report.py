@@ -29,7 +29,9 @@ import plotly.graph_objects as go
 
 from . import plots, risk
 from .metric_info import MetricContext, metrics, section_estimates, section_title, sections
-from .privacy import ledger_steps_table, ratio_text
+from .privacy import Totals, delta_warning, ledger_steps_table, ratio_text, statement_tone
+from .privacy.ledger import STRONG_EPSILON, WEAK_EPSILON
+from .privacy.store import purposes_text
 from .release import format_number, public_ledger, release_files, zip_bytes
 from .schema import FIELDS, Schema, schema_table
 from .synth import Synthesis
@@ -49,23 +51,39 @@ class ReportSection:
     figures: list[go.Figure] = field(default_factory=list)
 
 
-def session_total(log: list[dict], fingerprint: str) -> tuple[int, float]:
-    """How many syntheses with DP methods the session ran on this dataset, and the ε they spent in all
-    (a run with a fixed seed counts: it used the data, though it carries no guarantee)."""
-    runs = [e for e in log if e["fingerprint"] == fingerprint and e.get("epsilon_total") is not None]
-    return len(runs), float(sum(e["epsilon_total"] for e in runs))
-
-
-def release_statement(ledger: dict, log: list[dict], fingerprint: str) -> str:
-    """The release's privacy statement, naming what the session spent on the same data."""
-    runs, total = session_total(log, fingerprint)
-    text = ledger["statement"]
+def spending_sentence(totals: Totals, n: int | None) -> str:
+    """What the ledger store recorded on the same data, this release included, in words; ``n`` is the release's
+    declared or noisy row count, for the δ-above-1/n warning."""
+    runs = totals.dp_computations
+    text = (f"Every computation on the same data in the steward's ledger, this release included: {runs} DP "
+            f"computation{'' if runs == 1 else 's'}")
     if runs:
-        text += (f" Before and including this release, the session ran {runs} synthesis(es) with DP methods on "
-                 f"the same data, spending ε = {format_number(total)} in all (sequential composition; a run with a "
-                 "fixed seed carries no guarantee at all); results looked at while tuning are a use of the data "
-                 "that the release's own ε does not cover.")
-    return text
+        text += (f" ({purposes_text(totals.by_purpose)}) spending ε = {format_number(totals.reported_epsilon)}, "
+                 f"δ = {format_number(totals.delta)} in all ({totals.how()})")
+    looks = totals.looks
+    text += (f"; {looks} look{'' if looks == 1 else 's'} at the data without a guarantee"
+             + (f" ({totals.seeded_looks} with a fixed seed)" if totals.seeded_looks else "")
+             + (", which no ε covers: results looked at while tuning are a use of the data that the release's own "
+                "ε does not cover." if looks else "."))
+    warning = delta_warning(totals.delta, n)
+    return text + (f" In all, {warning[0].lower()}{warning[1:]}" if warning and runs > 1 else "")
+
+
+def release_statement(ledger: dict, totals: Totals) -> str:
+    """The release's privacy statement, followed by what was spent on the same data in all (the ledger store)."""
+    return f"{ledger['statement']} {spending_sentence(totals, ledger.get('n_rows'))}"
+
+
+def release_tone(ledger: dict, totals: Totals) -> str:
+    """How the release statement is shown: the synthesis's own tone (:func:`statement_tone`), made no better
+    than what was spent in all allows: a total ε above 1, or looks without a guarantee, are never a green box;
+    a total ε above 10 or a total δ above 1/n is a warning."""
+    tone = statement_tone(ledger)
+    if totals.reported_epsilon > WEAK_EPSILON or delta_warning(totals.delta, ledger.get("n_rows")):
+        return "warning"
+    if tone == "success" and (totals.reported_epsilon > STRONG_EPSILON or totals.looks):
+        return "info"
+    return tone
 
 
 # -- tables ---------------------------------------------------------------------
@@ -90,7 +108,7 @@ def public_schema_table(schema: Schema) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _config_rows(ledger: dict, session: tuple[int, float]) -> list[tuple[str, str]]:
+def _config_rows(ledger: dict, totals: Totals) -> list[tuple[str, str]]:
     seed = ledger.get("seed")
     rows = [
         ("method", ledger["label"]),
@@ -105,8 +123,12 @@ def _config_rows(ledger: dict, session: tuple[int, float]) -> list[tuple[str, st
         ("implicates", format_number(ledger["implicates"])),
         ("seed", "fresh operating-system entropy, never stored" if seed is None
          else f"{seed} (a known seed: reproducible exploration)"),
-        ("session: syntheses with DP methods on the same data", format_number(session[0])),
-        ("session: ε spent in all (sequential composition)", format_number(session[1])),
+        ("rows held out from the synthesizer", f"{ledger['holdout']['share']:.0%}" if ledger.get("holdout", {})
+         .get("taken") else "none"),
+        ("all DP computations on the same data (ledger store)", format_number(totals.dp_computations)),
+        ("all DP computations: ε spent in all", f"{format_number(totals.reported_epsilon)} ({totals.how()})"),
+        ("all DP computations: δ spent in all", format_number(totals.delta)),
+        ("looks at the same data without a guarantee", format_number(totals.looks)),
     ]
     return rows
 
@@ -298,13 +320,13 @@ def _html(title: str, parts: list[str], sections: list[ReportSection], *, banner
     return "\n".join(out)
 
 
-def public_report_html(*, dataset_name: str, synthesis: Synthesis, statement: str, session: tuple[int, float],
+def public_report_html(*, dataset_name: str, synthesis: Synthesis, statement: str, totals: Totals,
                        created: _dt.datetime | None = None) -> str:
     """The release's public report: statement, configuration, declared schema, ledger, synthetic data only."""
     e = html.escape
     led = synthesis.ledger
     created = created or _dt.datetime.now(_dt.timezone.utc)
-    config = pd.DataFrame(_config_rows(led, session), columns=["setting", "value"])
+    config = pd.DataFrame(_config_rows(led, totals), columns=["setting", "value"])
     synth = synthesis.data
     used = [c for c in synthesis.schema.used if c in synth.columns]
     parts = [
@@ -331,14 +353,14 @@ def public_report_html(*, dataset_name: str, synthesis: Synthesis, statement: st
 
 
 def internal_report_html(*, dataset_name: str, fingerprint: str, synthesis: Synthesis, statement: str,
-                         sections: list[ReportSection], session: tuple[int, float],
+                         sections: list[ReportSection], totals: Totals,
                          created: _dt.datetime | None = None) -> str:
     """The internal report: configuration with the data's fingerprint, the full schema, utility and risk."""
     e = html.escape
     led = synthesis.ledger
     created = created or _dt.datetime.now(_dt.timezone.utc)
     config = pd.DataFrame([("dataset fingerprint (SHA-256 of the confidential table)", fingerprint),
-                           *_config_rows(led, session)], columns=["setting", "value"])
+                           *_config_rows(led, totals)], columns=["setting", "value"])
     table = schema_table(synthesis.schema).astype(object).where(lambda t: t.notna(), "")
     parts = [
         f"<h1>CONFIDENTIAL internal report: {e(dataset_name)}</h1>",
@@ -356,28 +378,27 @@ def internal_report_html(*, dataset_name: str, fingerprint: str, synthesis: Synt
 
 # -- what the app downloads ------------------------------------------------------------
 
-def release_package(*, dataset_name: str, fingerprint: str, synthesis: Synthesis, stem: str,
-                    log: list[dict], created: _dt.datetime | None = None) -> bytes:
+def release_package(*, dataset_name: str, synthesis: Synthesis, stem: str, totals: Totals,
+                    created: _dt.datetime | None = None) -> bytes:
     """The public release: CSV(s), ``<stem>.ledger.json`` and ``<stem>.report.html`` in a zip.
 
-    ``fingerprint`` only finds the session's earlier syntheses of the same
-    data in ``log``; it is written nowhere.
+    ``totals``: what the ledger store recorded on the same data, this release included
+    (:meth:`dpsynth_core.privacy.LedgerStore.totals`); written without the store's keyed fingerprint.
     """
-    session = session_total(log, fingerprint)
-    ledger = public_ledger(synthesis.ledger, synthesis.schema, session=session)
+    ledger = public_ledger(synthesis.ledger, synthesis.schema, totals=totals)
     files = release_files(synthesis, stem, ledger=ledger)
-    statement = release_statement(synthesis.ledger, log, fingerprint)
+    statement = release_statement(synthesis.ledger, totals)
     files[f"{stem}.report.html"] = public_report_html(dataset_name=dataset_name, synthesis=synthesis,
-                                                      statement=statement, session=session,
+                                                      statement=statement, totals=totals,
                                                       created=created).encode("utf-8")
     return zip_bytes(files)
 
 
 def internal_report(*, dataset_name: str, fingerprint: str, real: pd.DataFrame, synthesis: Synthesis,
-                    log: list[dict], holdout: pd.DataFrame | None = None, seed: int | None = None) -> bytes:
+                    totals: Totals, holdout: pd.DataFrame | None = None, seed: int | None = None) -> bytes:
     """The internal report (HTML bytes): utility and disclosure risk against the confidential data."""
     sections = [utility_section(real, synthesis, seed=seed),
                 risk_section(real, synthesis, holdout=holdout, seed=seed)]
     return internal_report_html(dataset_name=dataset_name, fingerprint=fingerprint, synthesis=synthesis,
-                                statement=release_statement(synthesis.ledger, log, fingerprint), sections=sections,
-                                session=session_total(log, fingerprint)).encode("utf-8")
+                                statement=release_statement(synthesis.ledger, totals), sections=sections,
+                                totals=totals).encode("utf-8")

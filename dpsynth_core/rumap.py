@@ -9,11 +9,16 @@ of all methods sit on one ε axis.
 The map is exploration, not a release: each point records the integer seed it
 used, so the app can rebuild exactly that synthesis when a point is chosen,
 and a seeded synthesis is not DP (its ledger says so). Every point reads the
-confidential data; a steward who picks ε from the map tunes on that data.
+confidential data; a steward who picks ε from the map tunes on that data. So
+every synthesis of a sweep is written to the ledger store (purpose "sweep
+point") by the process that called :func:`ru_map`, as each point's result
+arrives and before the table is returned: the workers, perhaps a Dask
+cluster's, never touch the store.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pickle
 import time
@@ -28,10 +33,10 @@ from joblib.parallel import LokyBackend, get_active_backend
 
 from . import constraints, risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
 from .metric_info import METRICS, MetricContext
-from .privacy import dp_but_for_seed
+from .privacy import Entry, LedgerStore, Use, dp_but_for_seed
 from .schema import Schema
-from .synth import SYNTHESIZERS, synthesize
-from .synth.base import measurement
+from .synth import SYNTHESIZERS, fingerprint
+from .synth.base import compute_synthesis, measurement
 
 #: Measures reported by default, in display order.
 UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")
@@ -97,6 +102,9 @@ def ru_map(
     progress: Callable[[float, str], None] | None = None,
     n_jobs: int | None = None,
     options: dict | None = None,
+    use: Use | None = None,
+    store: LedgerStore | None = None,
+    confidential: bool = True,
 ) -> pd.DataFrame:
     """Sweep ``methods`` over ``epsilons`` and score every synthesis.
 
@@ -142,6 +150,15 @@ def ru_map(
         The measures' settings (:class:`MetricContext` options); default
         :data:`SWEEP_OPTIONS`, sampled so a point costs about half the full
         measures.
+    use : dpsynth_core.privacy.Use, optional
+        The dataset ``df`` is (its name and the content fingerprint of the
+        whole table) and the source, for the ledger store; its purpose is
+        "sweep point". Default: an unnamed table known by ``df``'s fingerprint.
+    store : dpsynth_core.privacy.LedgerStore, optional
+        The ledger store each point is written to (default the user's).
+    confidential : bool, default True
+        False only for a table that is not confidential (a public look-alike
+        file): nothing is then recorded. Never for the steward's data.
 
     Returns
     -------
@@ -164,6 +181,9 @@ def ru_map(
     if unknown:
         raise ValueError(f"unknown measures {unknown}; choose from {sorted(n for n, m in METRICS.items() if m.on_map)}")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
+    if confidential:
+        use = dataclasses.replace(Use("unnamed table", fingerprint(df)) if use is None else use, purpose="sweep point")
+        store = LedgerStore() if store is None else store
     train, held = split_holdout(df, holdout, mask=holdout_mask)
     jobs: list[tuple[str, float, int]] = [("original", math.nan, 0)] if references else []
     for m in dict.fromkeys(methods):
@@ -195,10 +215,12 @@ def ru_map(
     done = 0
     total = sum(m != "original" for m, _, _ in jobs)
 
-    def keep(i: int, row: dict, measurement, seconds: float) -> None:
+    def keep(i: int, row: dict, entry: Entry | None, measurement, seconds: float) -> None:
         nonlocal done
-        rows[i] = row
         m, eps, rep = jobs[i]
+        if entry is not None and confidential:
+            store.record(use, entry)  # before the point is kept: a failed write ends the sweep, with no table
+        rows[i] = row
         if m == "original":
             return
         if i == first[m]:
@@ -289,12 +311,13 @@ class _Pickled:
 
 
 def _point(i: int, data: _Pickled, metrics: list[str], options: dict, m: str, eps: float, rep: int, base: int,
-           measured=None) -> tuple[int, dict, object, float]:
+           measured=None) -> tuple[int, dict, Entry | None, object, float]:
     """One point of the sweep (run in a worker): its synthesis, scored. Depends on nothing but its arguments.
 
-    Without ``measured`` the method is measured here. Returns the point's index and row, the measurement
-    made here (None when one was passed in), and the CPU seconds of the point without its measurement
-    (which orders the sweep's later points).
+    Without ``measured`` the method is measured here. Returns the point's index and row, its entry for the
+    ledger store (None for the original data, which is no synthesis), the measurement made here (None when
+    one was passed in), and the CPU seconds of the point without its measurement (which orders the sweep's
+    later points).
     """
     train, held, schema = data.get()
     shared: dict = {}
@@ -302,17 +325,18 @@ def _point(i: int, data: _Pickled, metrics: list[str], options: dict, m: str, ep
         values = score(train, train, schema=schema, seed=base, holdout=held, metrics=metrics, shared=shared,
                        options=options)
         return i, {"method": "original", "label": "Original data", "is_dp": False, "epsilon": math.nan,
-                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}, None, 0.0
+                   "rep": 0, "seed": base, "reference": True, **values, **rows_used(shared)}, None, None, 0.0
     made = measurement(train, m, schema=schema) if measured is None else None
     start = time.process_time()
     s = point_seed(base, m, eps, rep)
-    result = synthesize(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
-                        measured=measured if made is None else made)
+    # Recorded by the sweep's own process as this point arrives (ru_map's keep), before the table is returned.
+    result = compute_synthesis(train, m, epsilon=None if math.isnan(eps) else eps, schema=schema, seed=s,
+                               measured=measured if made is None else made)
     values = score(train, result.data, schema=result.schema, seed=s, holdout=held, metrics=metrics, shared=shared,
                    options=options)
     row = {"method": m, "label": SYNTHESIZERS[m].label, "is_dp": dp_but_for_seed(result.ledger),
            "epsilon": eps, "rep": rep, "seed": s, "reference": m == "bootstrap", **values, **rows_used(shared)}
-    return i, row, made, time.process_time() - start
+    return i, row, Entry.of_ledger(result.ledger, rows=len(train)), made, time.process_time() - start
 
 
 def sample_note(points: pd.DataFrame) -> str | None:

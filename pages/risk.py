@@ -19,30 +19,25 @@ SHOWN = []  # the estimates shown on this run, for that line
 widgets.compact_controls()  # tune ε here and see the verdicts follow
 ds, cfg = state.dataset(), state.config()
 
-# The holdout changes which rows the synthesizer sees, so it is read before the synthesis is fetched. Where the
-# table is large enough the page holds rows out by default, so verdicts compare against real held-out records.
-if state.apply_default_holdout():
-    st.rerun()
-hold_on = st.checkbox("Hold out rows the synthesizer never sees, to compare the records it used with others",
-                      value=cfg.holdout > 0, key="risk_holdout_on")
+# The holdout changes which rows every synthesis reads, the release's too: it is the steward's setting, on
+# Synthesize. This page may propose one (a button and its sentence), never set it unasked.
 C = core.constraints
-share = st.slider("Share of rows held out", C.RISK_HOLDOUT_MIN, C.RISK_HOLDOUT_MAX,
-                  value=cfg.holdout or C.RISK_HOLDOUT_DEFAULT, step=C.RISK_HOLDOUT_STEP, key="risk_holdout",
-                  disabled=not hold_on)
-rule = (f"Tables of at least {C.RISK_HOLDOUT_MIN_ROWS:,} rows hold out {C.RISK_HOLDOUT_DEFAULT:.0%} by default, so the "
-        "verdicts compare the records the synthesizer saw with records it never saw")
 if cfg.holdout:
-    st.caption(f"{rule}. The synthesis on every page, the release too, uses the other {1 - cfg.holdout:.0%} of the "
-               "rows; untick to use them all.")
-elif len(ds.df) < C.RISK_HOLDOUT_MIN_ROWS:
-    st.caption(f"{rule}; this one has {len(ds.df):,}, so none are held out unless you tick the box, and verdicts "
-               "beyond the random-data baselines stay open.")
+    st.caption(f"{cfg.holdout:.0%} of the rows are held out (set on Synthesize): the synthesis on every page, the "
+               f"release too, uses the other {1 - cfg.holdout:.0%}, and the verdicts compare the records it saw "
+               "with records it never saw.")
 else:
-    st.caption(f"{rule}; every row is used here, so verdicts beyond the random-data baselines stay open.")
-wanted = round(float(share), 2) if hold_on else 0.0
-if wanted != cfg.holdout:
-    state.set_config(holdout=wanted)
-    st.rerun()  # the sidebar and the synthesis must follow the new split
+    proposed = C.default_holdout(len(ds.df))  # the rule: tables large enough for held-out shares to be precise
+    share = proposed or C.RISK_HOLDOUT_DEFAULT
+    if proposed:
+        why = f"holding out {share:.0%} of the rows would let them compare the records the synthesizer saw with others"
+    else:
+        why = (f"with {len(ds.df):,} rows (fewer than {C.RISK_HOLDOUT_MIN_ROWS:,}) the held-out records' shares would "
+               f"be imprecise, but you may hold out {share:.0%} all the same")
+    st.info(f"Every row is used, so verdicts beyond the random-data baselines stay open; {why}. The synthesis on every "
+            f"page, the release too, would then use the other {1 - share:.0%} (the setting is on Synthesize).")
+    st.button(f"Hold out {share:.0%} of the rows", key="risk_propose_holdout", on_click=state.set_holdout,
+              args=(share,))
 
 result = widgets.synthesis()
 ledger, used = result.ledger, ds.schema.used

@@ -57,8 +57,8 @@ st.caption(
 
 source = st.radio("Sweep on", ["the confidential data", "a public look-alike file"], horizontal=True,
                   key="ru_source", help="Every synthesis of the confidential data in a sweep is a use of it that "
-                  "no DP guarantee covers, and is logged. A public file with the same columns is the clean "
-                  "alternative: tune ε on it, then release once.")
+                  "no DP guarantee covers, and is recorded in the ledger. A public file with the same columns is "
+                  "the clean alternative: tune ε on it, then release once.")
 public = source != "the confidential data"
 if public:
     sweep_df = measures.public_lookalike(st.file_uploader("Public look-alike CSV (same columns)", type=["csv", "txt"],
@@ -107,12 +107,12 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
         # Keyed by the swept table's own content: a public file must never get another file's sweep.
         key = state.synth_key() + (core.fingerprint(sweep_df) if public else "")
         table = measures.ru_sweep(key, sweep_df, ds.schema, tuple(methods),
-                                   tuple(epsilons), int(reps), cfg.seed,
+                                   tuple(epsilons), int(reps), cfg.seed, confidential=not public,
                                    progress=lambda f, msg: bar.progress(f, text=msg),
                                    metrics=tuple(dict.fromkeys([*core.rumap.UTILITY_COLUMNS,
                                                                 *core.rumap.RISK_COLUMNS, x, y])),
                                    holdout=float(holdout), scheduler=scheduler)
-    except (core.DataError, core.MethodRefused, ValueError) as err:
+    except (core.DataError, core.MethodRefused, ValueError, core.LedgerError) as err:
         bar.empty()
         cancel_slot.empty()  # nothing runs any more
         errors.show_error(str(err))
@@ -121,7 +121,7 @@ if run.button("Run sweep", type="primary", key="ru_run", disabled=not methods):
     cancel_slot.empty()
     ss["ru_result"] = (table, public, float(holdout))
     if not public:
-        spending.log_sweep(table)
+        spending.show_spending()  # the core wrote every point of the sweep to the ledger store
 elif ss.get("ru_cancel"):
     st.warning("Sweep cancelled; nothing of it was kept.")
 
@@ -135,7 +135,7 @@ if missing:
             "inference needs rows held out; key-based measures need key variables and a sensitive column.")
     st.stop()
 if swept_public:
-    st.caption("Swept on the public look-alike file: no use of the confidential data.")
+    st.caption("Swept on the public look-alike file: no use of the confidential data, so nothing is recorded.")
 
 answer = steward_question(table, x, y)
 fig = core.plots.ru_figure(table, x, y, answer=answer)
@@ -152,6 +152,8 @@ if points and "customdata" in points[0]:
             state.set_config(**chosen)
             st.rerun()  # so the sidebar, drawn before this page, shows the loaded synthesis
         shown = "" if eps is None else f" at ε = {eps:g}"
+        if swept_holdout:
+            shown += f" with {swept_holdout:.0%} of the rows held out, as swept (the setting is on Synthesize)"
         where = " (it runs on the confidential data)" if swept_public else ""
         st.success(f"Loaded {core.SYNTHESIZERS[method].label}{shown} (seed {int(seed)}: exploration, not DP)"
                    f"{where}: open Synthesize, Compare or Risk to inspect it.")

@@ -65,6 +65,7 @@ def controls(ds, cfg) -> None:
                              "(e.g. published with the survey); type a public figure, not one read off the data.",
                         on_change=lambda: state.set_config(
                             n=int(ss["n_rows"]) if ss["n_rows"] is not None else None))
+        holdout_control(cfg)
         st.number_input("Implicates (m datasets: m·n records, ε/m each)", min_value=1, max_value=C.MAX_IMPLICATES,
                         step=1,
                         value=start("implicates", cfg.implicates), key="implicates",
@@ -82,12 +83,25 @@ def controls(ds, cfg) -> None:
                 state.set_config(params=params)
 
 
+def holdout_control(cfg) -> None:
+    """The holdout: one visible setting, here alone (Risk may propose one; the ledger and the sidebar show it)."""
+    steps = round((C.RISK_HOLDOUT_MAX - C.RISK_HOLDOUT_MIN) / C.RISK_HOLDOUT_STEP)
+    shares = sorted({0.0, cfg.holdout,
+                     *(round(C.RISK_HOLDOUT_MIN + i * C.RISK_HOLDOUT_STEP, 2) for i in range(steps + 1))})
+    st.selectbox("Rows held out from the synthesizer (Risk compares them with the rows it saw)", shares,
+                 index=shares.index(start("holdout", cfg.holdout)), key="holdout",
+                 format_func=lambda s: f"{s:.0%} of the rows" if s else "none: every row is used",
+                 on_change=lambda: state.set_config(holdout=float(ss["holdout"])),
+                 help="Each row is held out by a fresh secret coin with this probability. The synthesis on every "
+                      "page, the release too, then uses the other rows only; its ledger states the share.")
+
+
 def release_run() -> None:
     """Release mode: the one final synthesis, its package, and every synthesis of this dataset in the session."""
     st.subheader("Release")
     st.markdown(
         "The release is synthesized **once**, at the settings above, with a **fresh random seed**; every "
-        "synthesis of this dataset in the session is listed below with the ε it spent."
+        "computation on this dataset, from any session or `dpsynth` command, is listed below with what it spent."
     )
     release = state.current_release()
     done = release is not None and release.settings == state.release_settings()
@@ -105,7 +119,7 @@ def release_run() -> None:
         if release.settings != state.release_settings():
             st.info("The settings or the schema changed since this release: run the release again to release "
                     "at the new settings.")
-        widgets.show_ledger(release.synthesis.ledger, statement=release.statement)
+        widgets.show_ledger(release.synthesis.ledger, statement=release.statement, tone=release.tone)
         d1, d2 = st.columns(2)
         widgets.download("Download the public release (zip: synthetic CSV, ledger, public report)",
                            release.package, file_name=release.zip_name, mime="application/zip",
@@ -114,8 +128,8 @@ def release_run() -> None:
                            file_name=release.internal_name, mime="text/html", key="download_internal", where=d2)
         st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
                    "The internal report compares the release with the confidential data: keep it with the data.")
-    st.subheader("Session ledger")
-    st.dataframe(spending.session_log_table(), hide_index=True)
+    st.subheader("Every use of this dataset")
+    widgets.ledger_tables()
 
 
 def exploration(ds) -> None:

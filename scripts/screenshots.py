@@ -6,12 +6,16 @@ tests/artifacts/screens/ (gitignored).
 """
 
 import argparse
+import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# The screenshots' syntheses go to a ledger store of their own (the server inherits it), never the user's.
+os.environ.setdefault("DPSYNTH_LEDGER", str(Path(tempfile.mkdtemp(prefix="dpsynth-screens-")) / "ledger.sqlite3"))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: the app's path, the app under AppTest, and a clean Streamlit cache per test."""
+"""Shared fixtures: the app's path, the app under AppTest and a clean Streamlit cache per test (each test's own
+ledger store: the repository's conftest.py)."""
 
 from pathlib import Path
 
@@ -25,6 +26,13 @@ def at():
     from streamlit.testing.v1 import AppTest
 
     return AppTest.from_file(APP, default_timeout=60).run()
+
+
+def entries(path) -> list[dict]:
+    """Every entry of the ledger store at ``path``, oldest first, read through a new handle."""
+    from dpsynth_core.privacy import LedgerStore
+
+    return LedgerStore(path).entries()
 
 
 def no_errors(at) -> None:

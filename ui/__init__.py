@@ -7,7 +7,7 @@ Pages import what they use directly (``from ui import state, widgets``); every n
 - ``state``: the session's dataset, settings, schema, seed, holdout split and synthesis key.
 - ``link``: the share link (query parameters) and a link waiting for its upload.
 - ``runs``: the synthesis the pages show, and the release.
-- ``spending``: the session's log of uses of the data, and the sidebar's slots.
+- ``spending``: what was spent on the session's dataset (the ledger store), and the sidebar's slots.
 - ``measures``: the cached core calls of Compare, Risk, the R-U map and the headline.
 - ``text``: user text made inert for markdown, frames made displayable.
 - ``errors``: one sentence instead of a traceback; the page net.

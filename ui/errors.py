@@ -46,13 +46,13 @@ def show_unexpected(err: BaseException) -> None:
 def guard(fn: Callable, *args, **kwargs):
     """``fn(*args, **kwargs)``, or None after one sentence on the page if it fails.
 
-    The core's own refusals (DataError, MethodRefused) are written for the user and shown as they are;
+    The core's own refusals (DataError, MethodRefused, LedgerError) are written for the user and shown as they are;
     anything else gets the generic sentence. Streamlit's st.stop and st.rerun are not exceptions of
     this kind and pass through.
     """
     try:
         return fn(*args, **kwargs)
-    except (core.DataError, core.MethodRefused) as err:
+    except (core.DataError, core.MethodRefused, core.LedgerError) as err:
         show_error(str(err))
     except Exception as err:  # noqa: BLE001 - the page must never show a traceback
         show_unexpected(err)
@@ -86,7 +86,7 @@ def run_page(page) -> None:
     _APP_RUN.active = True
     try:
         page.run()
-    except (core.DataError, core.MethodRefused) as err:
+    except (core.DataError, core.MethodRefused, core.LedgerError) as err:
         show_error(str(err))
     except Exception as err:  # noqa: BLE001 - the last net
         show_unexpected(err)

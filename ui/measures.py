@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import dpsynth_core as core
-from ui import state
+from ui import spending, state
 from ui.cache import measures_in_session, session_cache, session_store
 from ui.errors import show_error
 
@@ -81,9 +81,12 @@ def headline(key: str, _real, _synth, _schema, seed: int):
 # -- R-U map page --
 
 
-def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, progress=None,
-             metrics: tuple | None = None, holdout: float = 0.0, scheduler: str = "") -> pd.DataFrame:
-    """The R-U sweep; revisiting the same settings costs nothing.
+def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, seed: int, *, confidential: bool,
+             progress=None, metrics: tuple | None = None, holdout: float = 0.0, scheduler: str = "") -> pd.DataFrame:
+    """The R-U sweep; revisiting the same settings costs nothing (and computes nothing new on the data).
+
+    On the session's dataset (``confidential``) the core writes every point to the ledger store as it
+    arrives; a public look-alike file (not ``confidential``) is recorded nowhere.
 
     Its points run on this machine's cores, or on the Dask cluster at
     ``scheduler``; the table is the same either way, so the cache ignores it.
@@ -103,7 +106,9 @@ def ru_sweep(key: str, df, schema, methods: tuple, epsilons: tuple, reps: int, s
     with measures_in_session(), core.cluster.on_scheduler(scheduler):
         table = core.ru_map(df, list(methods), list(epsilons), reps=reps, seed=seed, schema=schema,
                             progress=progress, metrics=list(metrics) if metrics else None, holdout=holdout,
-                            holdout_mask=mask)
+                            holdout_mask=mask, confidential=confidential,
+                            use=spending.use("sweep point") if confidential else None,
+                            store=spending.store() if confidential else None)
     sweeps[full] = table
     while len(sweeps) > 4:
         sweeps.popitem(last=False)

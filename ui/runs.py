@@ -1,5 +1,9 @@
 """The synthesis the pages show (the exploration at the current settings, or the release), and the
-release itself: made once with a fresh seed, logged, packaged."""
+release itself: made once with a fresh seed, packaged with what the ledger store holds on the data.
+
+Every synthesis here goes through ``core.synthesize``, which writes it to the ledger store before
+returning it: a cached result is shown again without a new entry, a result computed again (dropped
+from the session's small cache, then asked for again) is a new use of the data and a new entry."""
 
 from __future__ import annotations
 
@@ -16,26 +20,29 @@ from ui.cache import measures_in_session, session_cache
 from ui.errors import GENERIC_ERROR, guard, log_unexpected
 
 
-def synthesize(df: pd.DataFrame, schema: core.Schema, cfg: state.SynthConfig, seed: int | None) -> core.Synthesis:
-    """The core's synthesis of ``df`` at the settings ``cfg``, with ``seed`` (None: fresh entropy)."""
+def synthesize(df: pd.DataFrame, schema: core.Schema, cfg: state.SynthConfig, seed: int | None, *,
+               purpose: str) -> core.Synthesis:
+    """The core's synthesis of ``df`` (the session's dataset, or the rows of it not held out) at the settings
+    ``cfg``, with ``seed`` (None: fresh entropy); recorded in the ledger store with ``purpose``."""
     return core.synthesize(df, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=schema, n=cfg.n, seed=seed,
                            columns=list(cfg.columns) if cfg.columns is not None else None,
-                           implicates=cfg.implicates, holdout_share=cfg.holdout or None, **dict(cfg.params))
+                           implicates=cfg.implicates, holdout_share=cfg.holdout or None,
+                           use=spending.use(purpose), store=spending.store(), **dict(cfg.params))
 
 
 @session_cache("Synthesizing…", max_entries=4)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, cfg: state.SynthConfig, seed: int | None,
                mask_key: str) -> core.Synthesis:
-    return synthesize(_df, core.Schema.from_dict(json.loads(schema_json)), cfg, seed)
+    return synthesize(_df, core.Schema.from_dict(json.loads(schema_json)), cfg, seed, purpose="exploration")
 
 
 def current_synthesis() -> core.Synthesis:
-    """The synthesis for the session's dataset and settings (cached), logged once per setting."""
+    """The synthesis for the session's dataset and settings (cached; each computation is recorded by the core)."""
     ds, cfg = state.dataset(), state.config()
     train, _ = state.split()
     result = _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg, state.run_seed(),
                         state.mask_key())
-    spending.log_run(result.ledger, purpose="exploration", key=state.synth_key())
+    spending.show_spending()  # a new computation is a new entry: the sidebar follows
     return result
 
 
@@ -64,6 +71,7 @@ class Release:
     fingerprint: str
     synthesis: core.Synthesis
     statement: str
+    tone: str  # how the statement is shown (core.report.release_tone)
     stem: str
     package: bytes  # the public release: synthetic CSV(s), public ledger, public report
     internal: Callable[[], bytes]  # the confidential internal report, made when downloaded
@@ -80,7 +88,8 @@ class Release:
 
 
 def run_release() -> None:
-    """Synthesize once with a fresh seed, log it, and build the public package; the internal report waits.
+    """Synthesize once with a fresh seed (recorded by the core), and build the public package with what the store
+    holds on the data, this release included; the internal report waits.
 
     A refusal leaves its sentence in ``release_error`` and no release.
     """
@@ -89,24 +98,23 @@ def run_release() -> None:
     train, held = state.split()
     try:
         with measures_in_session():
-            result = synthesize(train, ds.schema, cfg, seed=None)
-    except (core.DataError, core.MethodRefused) as err:
+            result = synthesize(train, ds.schema, cfg, seed=None, purpose="release")
+        totals = spending.store().totals(ds.fingerprint, ds.name)  # this release included
+    except (core.DataError, core.MethodRefused, core.LedgerError) as err:
         st.session_state["release_error"] = str(err)
         return
     except Exception as err:  # noqa: BLE001 - a library's message is not the app's sentence (and may quote data)
         log_unexpected(err)
         st.session_state["release_error"] = GENERIC_ERROR
         return
-    spending.log_run(result.ledger, purpose="release")
-    log = spending.session_log()
     stem = core.release.file_stem(ds.name, result.ledger) + "-release"
-    package = core.report.release_package(dataset_name=ds.name, fingerprint=ds.fingerprint, synthesis=result,
-                                          stem=stem, log=log)
+    package = core.report.release_package(dataset_name=ds.name, synthesis=result, stem=stem, totals=totals)
 
     def internal(name=ds.name, fp=ds.fingerprint, real=train, holdout=held, seed=cfg.seed) -> bytes:
         return core.report.internal_report(dataset_name=name, fingerprint=fp, real=real, synthesis=result,
-                                           log=log, holdout=holdout, seed=seed)
+                                           totals=totals, holdout=holdout, seed=seed)
 
-    statement = core.report.release_statement(result.ledger, log, ds.fingerprint)
-    st.session_state["release"] = Release(ds.fingerprint, result, statement, stem, package, internal,
+    statement = core.report.release_statement(result.ledger, totals)
+    tone = core.report.release_tone(result.ledger, totals)
+    st.session_state["release"] = Release(ds.fingerprint, result, statement, tone, stem, package, internal,
                                           state.release_settings(), core.fingerprint(result.data))

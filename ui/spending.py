@@ -1,70 +1,68 @@
-"""The session's log of its uses of the data (every synthesis, sweep point and release), and the
-sidebar's slots that show the settings and the spending."""
+"""What has been spent on the session's dataset, read from the ledger store, and the sidebar's slots that
+show the settings and the spending.
+
+The core writes every synthesis on the data to the ledger store as it computes it
+(:mod:`dpsynth_core.privacy.store`); the app only says which dataset, why and from which session
+(:func:`use`), and reads the totals back. So a reload, a second tab, a restart of the server or a
+``dpsynth`` command on the same data all show the same totals.
+"""
 
 from __future__ import annotations
 
-import json
+import uuid
 
-import pandas as pd
 import streamlit as st
 
 import dpsynth_core as core
 from ui import state
+from ui.errors import show_error
+from ui.text import plain
 
 
-def _log(entry: dict, key: str | None) -> None:
-    """Add one use of the data (an entry the core made) to the session ledger, once per key."""
-    ss = st.session_state
-    seen = ss.setdefault("session_log_keys", set())
-    if key is not None and key in seen:
-        return
-    if key is not None:
-        seen.add(key)
-    ss.setdefault("session_log", []).append(entry)
-    show_spending()
+def store() -> core.privacy.LedgerStore:
+    """The ledger store shared with the command line (``$DPSYNTH_LEDGER``, else the user's data directory)."""
+    return core.privacy.LedgerStore()
 
 
-def log_run(ledger: dict, *, purpose: str, key: str | None = None) -> None:
-    """Add one synthesis on the current dataset to the session ledger (once per key)."""
+def source() -> str:
+    """This session, as the store's entries name it: a random number, nothing of the browser or the user."""
+    return "app session " + st.session_state.setdefault("ledger_session", uuid.uuid4().hex[:12])
+
+
+def use(purpose: str) -> core.privacy.Use:
+    """The session's dataset as the store knows it (its name and content), and why it is read."""
     ds = state.dataset()
-    _log(core.privacy.log_entry(ledger, fingerprint=ds.fingerprint, dataset=ds.name, purpose=purpose), key)
+    return core.privacy.Use(ds.name, ds.fingerprint, purpose=purpose, source=source())
 
 
-def log_sweep(table: pd.DataFrame) -> None:
-    """Every synthesis of an R-U sweep is a use of the data: log each point once."""
-    ds, base = state.dataset(), state.synth_key()
-    for row in table[table["method"] != "original"].itertuples():
-        eps = None if row.epsilon != row.epsilon else float(row.epsilon)
-        key = json.dumps([base, "sweep", row.method, eps, int(row.seed)])
-        _log(core.privacy.sweep_log_entry(core.SYNTHESIZERS[row.method], eps, int(row.seed),
-                                          fingerprint=ds.fingerprint, dataset=ds.name), key)
-
-
-def session_log() -> list[dict]:
-    """Every use of the data in this session, on any dataset (the release's report lists them)."""
-    return list(st.session_state.get("session_log", []))
-
-
-def session_log_table() -> pd.DataFrame:
-    """The session's syntheses on the current dataset."""
-    fp = state.dataset().fingerprint
-    rows = [e for e in st.session_state.get("session_log", []) if e["fingerprint"] == fp]
-    return pd.DataFrame(rows, columns=["purpose", "method", "epsilon_total", "is_dp", "seed", "rows"])
+def totals() -> core.privacy.Totals | None:
+    """What the store holds for the session's dataset; None, after one sentence, when it cannot be read."""
+    ds = state.dataset()
+    try:
+        return store().totals(ds.fingerprint, ds.name)
+    except core.LedgerError as err:
+        show_error(str(err))
+        return None
 
 
 def show_settings() -> None:
-    """Write the method, ε and seed into the sidebar's slot (drawn by app.py)."""
+    """Write the method, ε, seed and holdout into the sidebar's slot (drawn by app.py)."""
     slot = st.session_state.get("settings_slot")
     if slot is not None:
         cfg = state.config()
         seed = f"seed {cfg.seed} (not DP)" if state.seeded() else "fresh randomness"
-        slot.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · {seed}")
+        held = f"\n{cfg.holdout:.0%} of rows held out" if cfg.holdout else "\nevery row used (none held out)"
+        slot.text(f"{core.SYNTHESIZERS[cfg.method].label}\nε = {cfg.epsilon:g} · {seed}{held}")
 
 
 def show_spending() -> None:
-    """Write the session's spending on this dataset into the sidebar's slot (drawn by app.py)."""
+    """Write what the store holds for this dataset into the sidebar's slot (drawn by app.py)."""
     slot = st.session_state.get("spending_slot")
     if slot is not None:
-        runs, spent = core.report.session_total(st.session_state.get("session_log", []),
-                                                state.dataset().fingerprint)
-        slot.text(f"{runs} synthesis(es) with DP methods, ε = {spent:g} in all")
+        ds = state.dataset()
+        try:
+            found = store().totals(ds.fingerprint, ds.name)
+        except core.LedgerError as err:
+            slot.error(plain(str(err)))
+            return
+        slot.text("\n".join(found.lines()))

@@ -50,7 +50,6 @@ def init_session() -> bool:
     if new:
         set_bundled("penguins")
     ss.setdefault("synth_config", SynthConfig())
-    ss.setdefault("session_log", [])
     ss.setdefault("mode", "teaching")
     return new
 
@@ -163,19 +162,8 @@ def synth_key() -> str:
     return json.dumps([ds.fingerprint, ds.schema.to_dict(), config().__dict__, marker], sort_keys=True, default=str)
 
 
-def apply_default_holdout() -> float:
-    """Hold out the Risk page's default share of rows (:func:`dpsynth_core.constraints.default_holdout`) the first
-    time the page opens on this dataset, unless a holdout is set already; the share applied, 0 for none.
-
-    Once per dataset: a user who then unticks the holdout keeps every row.
-    """
-    done = st.session_state.setdefault("risk_holdout_defaulted", set())
-    ds = dataset()
-    if ds.fingerprint in done:
-        return 0.0
-    done.add(ds.fingerprint)
-    share = core.constraints.default_holdout(len(ds.df))
-    if share and not config().holdout:
-        set_config(holdout=share)
-        return share
-    return 0.0
+def set_holdout(share: float) -> None:
+    """Hold out ``share`` of the rows (0: none) from every synthesis, the release's too: the setting Synthesize
+    shows. Its widgets start again from the settings (a callback of another page calls this)."""
+    set_config(holdout=round(float(share), 2))
+    st.session_state.pop("holdout", None)

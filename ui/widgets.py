@@ -12,7 +12,7 @@ from collections.abc import Callable
 import streamlit as st
 
 import dpsynth_core as core
-from ui import measures, runs, state
+from ui import measures, runs, spending, state
 from ui.errors import show_error
 from ui.text import plain
 
@@ -213,11 +213,12 @@ def show_headline(result) -> None:
     })
 
 
-def show_statement(ledger: dict, statement: str | None = None) -> None:
+def show_statement(ledger: dict, statement: str | None = None, tone: str | None = None) -> None:
     """The plain-words privacy statement, its tone graded by the core: green only for a DP run
-    with a small total ε, a warning when not DP or ε is large."""
+    with a small total ε, a warning when not DP, ε is large or δ is above 1/n (``tone``: the core's
+    grading of ``statement``, e.g. a release's with what was spent in all)."""
     text = plain(statement or ledger["statement"])
-    tone = core.statement_tone(ledger)
+    tone = tone or core.statement_tone(ledger)
     if tone == "success":
         st.success(text)
     elif tone == "info":
@@ -226,10 +227,10 @@ def show_statement(ledger: dict, statement: str | None = None) -> None:
         st.warning(text, icon="⚠️")
 
 
-def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
+def show_ledger(ledger: dict, *, statement: str | None = None, tone: str | None = None) -> None:
     """The privacy ledger in words, figures and a table of its steps."""
     st.subheader("Privacy ledger")
-    show_statement(ledger, statement)
+    show_statement(ledger, statement, tone)
     if ledger["epsilon_total"] is not None:
         a, b, c = st.columns(3)
         a.metric("ε total", f"{ledger['epsilon_total']:g}",
@@ -242,10 +243,24 @@ def show_ledger(ledger: dict, *, statement: str | None = None) -> None:
         c.metric("δ", f"{ledger['delta']:g}")
     if ledger["steps"]:
         st.dataframe(core.ledger_steps_table(ledger), hide_index=True, placeholder="")  # no "None" cells
+    held = ledger.get("holdout", {})
     st.caption(
         f"Neighbouring datasets: {ledger['neighbouring']}. Row count: {ledger['public']['row_count']['value']:,} "
-        f"({ledger['public']['row_count']['source']})."
+        f"({ledger['public']['row_count']['source']}). Rows held out from the synthesizer: "
+        + (f"{held['share']:.0%} (each by a fresh secret coin; the synthesis used the others)." if held.get("taken")
+           else "none (every row used).")
     )
+
+
+def ledger_tables() -> None:
+    """The ledger store's entries on the session's dataset, oldest first: the table ``dpsynth ledger`` prints, for
+    this dataset alone (the store may hold other sessions' datasets, which are not this session's to see)."""
+    try:
+        entries, _ = core.privacy.store.ledger_view(spending.store(), state.dataset().fingerprint)
+    except core.LedgerError as err:
+        show_error(str(err))
+        return
+    st.dataframe(entries, hide_index=True, placeholder="")
 
 
 def download(label: str, data: bytes | Callable[[], bytes], *, file_name: str, mime: str, key: str,

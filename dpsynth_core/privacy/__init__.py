@@ -1,11 +1,14 @@
 """Privacy in one package: the mechanisms (:mod:`.mechanisms`), the budget a synthesizer declares
-(:mod:`.budget`), and the ledger and its statement (:mod:`.ledger`), built nowhere else."""
+(:mod:`.budget`), the ledger and its statement (:mod:`.ledger`), built nowhere else, and the ledger store
+(:mod:`.store`) that every computation on a dataset writes before it is shown."""
 
 from .budget import KINDS, NONE, PER_RECORD, TOTAL, Budget, Plan
-from .ledger import (SEEDED_REASON, Step, build_ledger, dp_but_for_seed, ledger_steps_table, log_entry,
-                     privacy_statement, ratio_text, statement_tone, sweep_log_entry)
+from .ledger import (SEEDED_REASON, Step, build_ledger, delta_warning, dp_but_for_seed, ledger_steps_table,
+                     privacy_statement, ratio_text, statement_tone)
 from .mechanisms import Gaussian, Geometric, Laplace, Mechanism, Public
+from .store import PURPOSES, Cap, Entry, LedgerStore, Totals, Use, default_path
 
 __all__ = ["KINDS", "NONE", "PER_RECORD", "TOTAL", "Budget", "Plan", "SEEDED_REASON", "Step", "build_ledger",
-           "dp_but_for_seed", "ledger_steps_table", "log_entry", "privacy_statement", "ratio_text", "statement_tone",
-           "sweep_log_entry", "Gaussian", "Geometric", "Laplace", "Mechanism", "Public"]
+           "delta_warning", "dp_but_for_seed", "ledger_steps_table", "privacy_statement", "ratio_text",
+           "statement_tone", "Gaussian", "Geometric", "Laplace", "Mechanism", "Public",
+           "PURPOSES", "Cap", "Entry", "LedgerStore", "Totals", "Use", "default_path"]

@@ -2,8 +2,8 @@
 
 A synthesizer's ``generate`` returns the :class:`Step` s (mechanism runs) it made; :func:`build_ledger`
 composes them with the row count's step, checks them against the method's declared budget
-(:mod:`.budget`) and states what holds. The app and the command line log uses of the data with
-:func:`log_entry` and :func:`sweep_log_entry`; they never write a ledger themselves.
+(:mod:`.budget`) and states what holds. What every synthesis on a dataset spent in all is kept by the
+ledger store (:mod:`.store`), which the core writes as it computes; nothing else writes either.
 """
 
 from __future__ import annotations
@@ -183,10 +183,26 @@ def strength_words(epsilon: float, ratio_text: str) -> str:
             "grow by that factor, so this output can reveal a great deal about individuals.")
 
 
+def delta_warning(delta: float, n: int | None) -> str | None:
+    """One sentence when δ is above 1/n, for ``n`` the declared or noisy number of records, else None.
+
+    (ε, δ)-DP allows a mechanism that publishes each person's record whole with probability δ: above
+    1/n that is more than one record expected in the output.
+
+    >>> delta_warning(1e-6, 344) is None
+    True
+    """
+    if not delta or not n or delta <= 1 / n:
+        return None
+    return (f"δ = {delta:g} is above 1/n = {1 / n:.3g} (n = {n:,}): an (ε, δ) guarantee allows a mechanism that "
+            f"publishes each person's record whole with probability δ, about nδ = {n * delta:.3g} records here; "
+            "choose δ well below 1/n.")
+
+
 def statement_tone(ledger: dict) -> str:
     """How the statement is shown: "success" (DP, ε ≤ 1), "info" (DP, ε ≤ 10) or "warning"
-    (not DP, or ε above 10: never a reassuring green box)."""
-    if not ledger["is_dp"]:
+    (not DP, ε above 10, or δ above 1/n: never a reassuring green box)."""
+    if not ledger["is_dp"] or delta_warning(ledger["delta"], ledger.get("n_rows")):
         return "warning"
     eps = ledger["epsilon_total"]
     return "success" if eps <= STRONG_EPSILON else "info" if eps <= WEAK_EPSILON else "warning"
@@ -221,6 +237,7 @@ def privacy_statement(ledger: dict) -> str:
                  "alone, so it reveals nothing about the data, and keeps nothing of it either.")
     if ledger["delta"] > 0:
         text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
+        text += "".join(f" {w}" for w in [delta_warning(ledger["delta"], ledger.get("n_rows"))] if w)
     for caveat in ledger.get("caveats", []):
         text += f" Caveat: {caveat}"
     return text
@@ -239,22 +256,3 @@ def ledger_steps_table(ledger: dict) -> pd.DataFrame:
                  "epsilon": ledger["epsilon_total"], "delta": ledger["delta"]}
         steps = pd.concat([steps, pd.DataFrame([total])], ignore_index=True)
     return steps
-
-
-def log_entry(ledger: dict, *, fingerprint: str, dataset: str, purpose: str) -> dict:
-    """One use of the data for the session's log (the release report lists them): a synthesis's ledger."""
-    return {"fingerprint": fingerprint, "dataset": dataset, "purpose": purpose, "method": ledger["method"],
-            "epsilon_total": ledger["epsilon_total"], "is_dp": ledger["is_dp"], "seed": ledger.get("seed"),
-            "rows": ledger["n_rows"]}
-
-
-def sweep_log_entry(synth, epsilon: float | None, seed: int, *, fingerprint: str, dataset: str) -> dict:
-    """One point of an R-U sweep as a use of the data, without its ledger at hand.
-
-    A sweep declares no row count, so a DP method spends the point's whole ε (a method that spends
-    none on the data spends it on the noisy row count); a sweep point is seeded exploration, so not DP
-    as run. A method that is not DP spends no ε that anyone could account for: None.
-    """
-    spent = float(epsilon) if synth.is_dp and epsilon is not None else None
-    return {"fingerprint": fingerprint, "dataset": dataset, "purpose": "R-U sweep", "method": synth.name,
-            "epsilon_total": spent, "is_dp": False, "seed": int(seed), "rows": None}

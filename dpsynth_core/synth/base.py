@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .. import constraints
-from ..errors import DataError, MethodRefused
-from ..privacy import NONE, TOTAL, Budget, Geometric, Step, build_ledger
+from ..errors import BudgetExceeded, DataError, MethodRefused
+from ..privacy import NONE, TOTAL, Budget, Entry, Geometric, LedgerStore, Step, Use, build_ledger
 from ..privacy.mechanisms import check_epsilon
 from ..schema import Schema, schema_of
 from .encoding import assemble_frame
@@ -241,9 +241,12 @@ def synthesize(
     implicates: int = 1,
     holdout_share: float | None = None,
     measured: Any = None,
+    use: Use | None = None,
+    store: LedgerStore | None = None,
+    confidential: bool = True,
     **params: Any,
 ) -> Synthesis:
-    """Make a synthetic version of ``df`` with ``method``.
+    """Make a synthetic version of ``df`` with ``method``, recorded in the ledger store before it is returned.
 
     Parameters
     ----------
@@ -285,6 +288,18 @@ def synthesize(
         The result of :func:`measurement` for the same data, method, schema
         and options, computed once and reused (a sweep's workers); only
         without ``columns``.
+    use : dpsynth_core.privacy.Use, optional
+        Which dataset the rows come from and why (the steward's name, the
+        content fingerprint of the whole table, the purpose, the source),
+        for the ledger store. Default: an unnamed table known by the
+        fingerprint of ``df``, purpose "exploration", source "python".
+    store : dpsynth_core.privacy.LedgerStore, optional
+        The ledger store; default the user's (:func:`dpsynth_core.privacy.default_path`).
+    confidential : bool, default True
+        False only for rows that are not confidential (a public look-alike
+        file, data made up for a test or a teaching demo): then no cap is
+        checked and nothing is recorded. Never pass it for the steward's
+        data: the run's privacy loss would go unaccounted.
     **params
         Method options (e.g. ``bins`` for methods that discretise).
 
@@ -297,6 +312,63 @@ def synthesize(
     ------
     MethodRefused
         The method cannot handle this data; the message says why and what to do.
+    BudgetExceeded
+        A DP run would take the dataset past its cap (a MethodRefused, raised before the data are read).
+    LedgerError
+        The run's entry could not be written to the store: nothing is returned.
+
+    Notes
+    -----
+    Written before it is shown: the cap is checked before the data are read, and the run's entry
+    (:class:`dpsynth_core.privacy.Entry`) is written, on disk, after computing and before returning.
+    If it cannot be written, nothing is returned (fail closed); a process killed after the write has
+    recorded what it spent.
+    """
+    args = dict(epsilon=epsilon, delta=delta, schema=schema, n=n, seed=seed, columns=columns, implicates=implicates,
+                holdout_share=holdout_share, measured=measured, **params)
+    if not confidential:
+        return compute_synthesis(df, method, **args)
+    if method not in SYNTHESIZERS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    use = Use("unnamed table", fingerprint(df)) if use is None else use
+    store = LedgerStore() if store is None else store
+    refusal = _cap_refusal(SYNTHESIZERS[method], store, use, epsilon, delta, seed)
+    if refusal:
+        raise BudgetExceeded(refusal)
+    result = compute_synthesis(df, method, **args)
+    store.record(use, Entry.of_ledger(result.ledger, rows=len(df)))
+    return result
+
+
+def _cap_refusal(synth: Synthesizer, store: LedgerStore, use: Use, epsilon, delta, seed) -> str | None:
+    """The cap's sentence for a run that would be DP, checked before the data are read, else None.
+
+    Only a DP method with fresh randomness and ε to spend draws on the budget (a seeded run is a look
+    without a guarantee, counted apart). Its ρ is bounded by ε²/2 for a pure ε method (the squares of
+    its steps' ε sum to at most the square of their sum); an (ε, δ) method's ρ is not known before it
+    runs, so the check uses basic composition, which bounds the total from above as well.
+    """
+    if not synth.is_dp or seed is not None or not epsilon:
+        return None
+    try:
+        epsilon = check_epsilon(epsilon)
+        spent_delta = (float(delta) or constraints.DEFAULT_DELTA) if synth.spends.needs_delta else 0.0
+    except (TypeError, ValueError):
+        return None  # the synthesis itself says what is wrong with them
+    needs_delta = synth.spends.needs_delta
+    return store.refusal(use.fingerprint, epsilon=epsilon, delta=spent_delta,
+                         rho=None if needs_delta else epsilon * epsilon / 2)
+
+
+def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0, schema=None, n=None, seed=None,
+                      columns=None, implicates=1, holdout_share=None, measured=None, **params: Any) -> Synthesis:
+    """What :func:`synthesize` computes, without the ledger store: no cap is checked and no entry written.
+
+    Only for a caller that records the run itself before anything of it is shown (the R-U sweep
+    records each point in its parent process as the point arrives, so remote workers need no access
+    to the store). Parameters and result as :func:`synthesize`.
     """
     if method not in SYNTHESIZERS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(SYNTHESIZERS)}")

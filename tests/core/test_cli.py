@@ -15,7 +15,7 @@ import dpsynth_core as core
 from dpsynth_core import cli
 from dpsynth_core.settings import parse_settings, settings_json
 from ui import state
-from tests.conftest import ROOT
+from tests.conftest import ROOT, entries
 
 DATA, SCHEMA = str(ROOT / "data/penguins.csv"), str(ROOT / "data/penguins.schema.json")
 
@@ -123,6 +123,80 @@ def test_release_writes_the_package_with_a_fresh_seed(tmp_path):
     ledger = json.loads(zipfile.ZipFile(tmp_path / "rel.zip").read(ledger_name))
     assert ledger["seed"] is None and ledger["is_dp"] and ledger["epsilon_total"] == pytest.approx(1.0)
     assert any(n.endswith(".csv") for n in names) and any(n.endswith(".html") for n in names)
+
+
+def test_three_runs_and_a_release_publish_every_dp_synthesis_recorded(tmp_path, ledger_store, capsys):
+    # Issue 26: three unseeded runs, then a release, published "1 synthesis, ε = 1 in all" where ε = 4 was spent.
+    db = tmp_path / "mine.sqlite3"
+    for i in range(3):
+        code, _, err = run("synthesize", DATA, "--schema", SCHEMA, "--epsilon", "1", "-o", f"s{i}.csv",
+                           "--ledger-db", db, cwd=tmp_path)
+        assert code == 0, err
+    code, _, err = run("release", DATA, "--schema", SCHEMA, "--epsilon", "1", "-o", "rel.zip", "--ledger-db", db,
+                       cwd=tmp_path)
+    assert code == 0, err
+    said = ("4 DP computations (3 explorations, 1 release) spending ε = 4, δ = 0 in all (basic composition: the ε "
+            "and the δ add up); 0 looks at the data without a guarantee.")
+    assert said in err
+    with zipfile.ZipFile(tmp_path / "rel.zip") as z:
+        ledger = json.loads(z.read("penguins-independent-eps1-release.ledger.json"))
+        report = z.read("penguins-independent-eps1-release.report.html").decode("utf-8")
+    spent = ledger["spent_on_this_data"]
+    assert (spent["dp_computations"], spent["dp_computations_by_purpose"], spent["epsilon"], spent["delta"],
+            spent["composition"], spent["looks_without_guarantee"]) == (4, {"exploration": 3, "release": 1}, 4, 0,
+                                                                        "basic", 0)
+    assert said in report
+    assert entries(ledger_store) == []  # --ledger-db chose the store: the default one got nothing
+    # `dpsynth ledger` reads the same store back, in each of its forms, without any fingerprint.
+    fp = core.fingerprint(core.load_csv(open(DATA, "rb")))
+    assert cli.main(["ledger", "--json", "--ledger-db", str(db)]) == 0
+    out = capsys.readouterr().out
+    [dataset] = json.loads(out)["datasets"]
+    assert (dataset["name"], dataset["totals"]["epsilon"], dataset["totals"]["dp_computations"]) == (
+        "penguins.csv", 4, 4)
+    assert [(e["purpose"], e["epsilon"], e["is_dp"], e["source"]) for e in dataset["entries"]] == \
+        [("exploration", 1.0, True, "cli")] * 3 + [("release", 1.0, True, "cli")]
+    assert cli.main(["ledger", "--csv", "--ledger-db", str(db)]) == 0
+    out += capsys.readouterr().out
+    table = pd.read_csv(io.StringIO(out[out.index("row,"):]))
+    assert table["row"].tolist() == ["entry"] * 4 + ["total"]
+    assert table.loc[4, "epsilon"] == 4 and table.loc[4, "DP computations"] == 4
+    assert cli.main(["ledger", "--ledger-db", str(db)]) == 0
+    text = capsys.readouterr().out
+    out += text
+    assert "Dataset 1 (penguins.csv):\n  4 DP computations: ε = 4, δ = 0 in all" in text
+    assert fp not in out and fp[:12] not in out
+
+
+def test_a_cap_refuses_a_run_in_one_sentence_and_nothing_is_written(tmp_path, ledger_store, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    synth = ["synthesize", DATA, "--schema", SCHEMA, "--epsilon", "1"]
+    assert cli.main(["cap", DATA, "--epsilon", "1.5"]) == 0
+    assert "cap: ε = 1.5, δ = 0 (ε = 1.5 left)" in capsys.readouterr().out
+    assert cli.main([*synth, "-o", "a.csv"]) == 0
+    capsys.readouterr()
+    assert cli.main([*synth, "-o", "b.csv"]) == 2
+    assert capsys.readouterr().err == (
+        "dpsynth synthesize: error: Refused before reading the data: this run would bring what is spent on "
+        "penguins.csv to ε = 2, δ = 0, past its cap of ε = 1.5, δ = 0 (ε = 1, δ = 0 spent so far); lower ε or δ, or "
+        "raise the cap if the data's owners allow it.\n")
+    assert not list(tmp_path.glob("b*")) and len(entries(ledger_store)) == 1
+    # A seeded look is no DP run: not refused, counted apart.
+    assert cli.main([*synth, "--seed", "3", "-o", "c.csv"]) == 0
+    assert cli.main(["cap", DATA]) == 2 and "--remove" in capsys.readouterr().err
+    assert cli.main(["cap", DATA, "--remove"]) == 0
+    assert cli.main([*synth, "-o", "d.csv"]) == 0
+    assert [(e["epsilon"], e["is_dp"]) for e in entries(ledger_store)] == [(1.0, True), (1.0, False), (1.0, True)]
+
+
+def test_a_ledger_that_cannot_be_written_stops_the_command_before_any_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    assert cli.main(["synthesize", DATA, "--schema", SCHEMA, "--seed", "1", "-o", "a.csv",
+                     "--ledger-db", "afile/ledger.sqlite3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpsynth synthesize: error: The privacy ledger afile/ledger.sqlite3 could not be opened")
+    assert "Traceback" not in err and err.count("\n") == 1 and not list(tmp_path.glob("a.*"))
 
 
 @pytest.mark.parametrize("args, says", [

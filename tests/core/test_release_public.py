@@ -1,17 +1,21 @@
 """The public release package holds the synthetic data and public facts, nothing computed on the confidential data.
 
-Two checks. (1) The package is a function of the synthetic data and the
-declared schema alone: given the same synthetic data, two confidential
-tables that differ in one record (a new maximum in an undeclared column,
-one more missing value) give byte-identical files. (2) A scan of every file
-for the data's fingerprint, its missing-value counts, inferred reasons and
-the exact minimum and maximum of an undeclared column finds none of them,
-and the internal report is not in the zip.
+Two checks. (1) The package is a function of the synthetic data, the
+declared schema and the ledger store's totals alone: given the same synthetic
+data, two confidential tables that differ in one record (a new maximum in an
+undeclared column, one more missing value) give byte-identical files. (2) A
+scan of every file for the data's fingerprint, the store's keyed fingerprint
+of it, its missing-value counts, inferred reasons and the exact minimum and
+maximum of an undeclared column finds none of them, and the internal report
+is not in the zip.
 """
 
 import datetime as dt
+import hashlib
+import hmac
 import io
 import json
+import sqlite3
 import zipfile
 
 import numpy as np
@@ -51,9 +55,9 @@ def _package(df, schema, synth_data=None, seed=None):
         # The same synthetic data and ledger, described by this table's schema.
         result = Synthesis(data=synth_data.data, method=synth_data.method, ledger=synth_data.ledger, schema=schema,
                            implicates=synth_data.implicates)
-    log = [{"fingerprint": core.fingerprint(df), "epsilon_total": 1.0}]
-    return result, release_package(dataset_name="survey.csv", fingerprint=core.fingerprint(df), synthesis=result,
-                                   stem="survey-independent-eps1-release", log=log, created=CREATED)
+    totals = core.privacy.LedgerStore().totals(core.fingerprint(df))  # the synthesis above, recorded
+    return result, release_package(dataset_name="survey.csv", synthesis=result, stem="survey-independent-eps1-release",
+                                   totals=totals, created=CREATED)
 
 
 def test_one_record_more_changes_nothing_in_the_package_but_through_the_synthetic_data():
@@ -74,11 +78,17 @@ def test_one_record_more_changes_nothing_in_the_package_but_through_the_syntheti
         assert files[name] == files2[name], name
 
 
-def test_no_fingerprint_count_reason_or_undeclared_statistic_in_any_file():
+def test_no_fingerprint_count_reason_or_undeclared_statistic_in_any_file(ledger_store):
     df, declared = _data()
     schema = _schema(df, declared)
     result, package = _package(df, schema, seed=3)  # seeded: the scan must not depend on luck
     fp = core.fingerprint(df)
+    # The store knows the data by HMAC-SHA-256 of its fingerprint under the key it keeps: computed here by hand.
+    with sqlite3.connect(ledger_store) as con:
+        secret = bytes.fromhex(con.execute("SELECT value FROM meta WHERE name = 'key'").fetchone()[0])
+        stored = [k for (k,) in con.execute("SELECT key FROM datasets")]
+    keyed = hmac.new(secret, fp.encode(), hashlib.sha256).hexdigest()
+    assert stored == [keyed]
     files = _files(package)
     text = {n: b.decode("utf-8") for n, b in files.items()}
     income = df["income"]
@@ -88,6 +98,7 @@ def test_no_fingerprint_count_reason_or_undeclared_statistic_in_any_file():
     for name, body in text.items():
         for k in range(0, 64 - 12 + 1, 13):
             assert fp[k:k + 12] not in body, (name, "fingerprint")
+            assert keyed[k:k + 12] not in body, (name, "keyed fingerprint")
         assert "n_missing" not in body and "SHA-256" not in body and "CONFIDENTIAL" not in body
         assert "distinct values" not in body and "→" not in body  # no inferred reason
         if name.endswith(".csv"):
@@ -102,10 +113,12 @@ def test_no_fingerprint_count_reason_or_undeclared_statistic_in_any_file():
         "withheld": ["kind", "lower", "upper", "integer", "nullable", "decimals"],
         "source": "partly read off the data: those values are withheld"}
     assert ledger["public"]["columns"]["bill_length_mm"]["bounds"] == [30.0, 60.0]
-    assert ledger["session"]["epsilon_spent_in_all"] == 1.0
+    # The seeded run is the one use of these data: a look without a guarantee, no DP computation.
+    spent = ledger["spent_on_this_data"]
+    assert (spent["dp_computations"], spent["epsilon"], spent["looks_without_guarantee"]) == (0, 0, 1)
     # The internal report is separate, confidential, and carries what the public one must not.
-    internal = internal_report(dataset_name="survey.csv", fingerprint=fp, real=df, synthesis=result, log=[],
-                               seed=1).decode("utf-8")
+    internal = internal_report(dataset_name="survey.csv", fingerprint=fp, real=df, synthesis=result,
+                               totals=core.privacy.Totals(None), seed=1).decode("utf-8")
     assert fp in internal and "CONFIDENTIAL" in internal and "Disclosure risk" in internal
     assert not any("internal" in n for n in files)
 
@@ -136,11 +149,12 @@ def test_public_report_prints_epsilon_as_people_write_it_and_the_schema_as_a_tab
     result = core.synthesize(df, "independent", epsilon=1.0, schema=declared, seed=None)
     odd = Synthesis(data=result.data, method=result.method, schema=result.schema, implicates=result.implicates,
                     ledger=dict(result.ledger, epsilon_total=0.9999999999999999))
-    html_text = core.report.public_report_html(dataset_name="p", synthesis=odd, statement="S.",
-                                               session=(3, 2.9999999999999996), created=CREATED)
+    totals = core.privacy.Totals(None, dp_computations=3, epsilon=2.9999999999999996)
+    html_text = core.report.public_report_html(dataset_name="p", synthesis=odd, statement="S.", totals=totals,
+                                               created=CREATED)
     assert "0.9999999999999999" not in html_text and "2.9999999999999996" not in html_text
     assert "<td>ε (total)</td>\n      <td>1</td>" in html_text
-    assert "<td>session: ε spent in all (sequential composition)</td>\n      <td>3</td>" in html_text
+    assert "<td>all DP computations: ε spent in all</td>\n      <td>3 (basic composition" in html_text
     assert "<pre>" not in html_text  # the schema is a table, not raw JSON
     assert "<td>bill_length_mm</td>\n      <td>numeric</td>\n      <td></td>\n      <td>30</td>\n      <td>60</td>" \
         in html_text

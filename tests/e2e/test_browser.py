@@ -113,18 +113,22 @@ def test_ru_sweep_and_choosing_a_point_loads_it(page):
     assert page.get_by_label("ε, exact").input_value() == "3"
     assert page.get_by_test_id("stSliderThumbValue").inner_text() == "3.16"
     # A move reruns only the page's fragment; the sidebar's settings and spending and the address bar follow.
-    runs, spent = _spending(sidebar)
+    runs, spent, looks = _spending(sidebar)
     page.get_by_test_id("stSlider").get_by_role("slider").focus()
     page.keyboard.press("ArrowRight")  # 10^0.6 ≈ 3.98
     wait_idle(page)
     assert "ε = 3.98 · seed" in sidebar.inner_text() and "eps=3.98" in page.url
-    assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3.98))
+    # A seeded run: one more look without a guarantee, nothing added to the DP totals (issue 26).
+    assert _spending(sidebar) == (runs, pytest.approx(spent), looks + 1)
 
 
-def _spending(sidebar) -> tuple[int, float]:
-    """The sidebar's count of syntheses with DP methods on this dataset and the ε they spent in all."""
-    found = re.search(r"(\d+) synthesis\(es\) with DP methods, ε = ([\d.]+) in all", sidebar.inner_text())
-    return int(found.group(1)), float(found.group(2))
+def _spending(sidebar) -> tuple[int, float, int]:
+    """The sidebar's DP computations on this dataset (from the ledger store), the ε they spent in all, and the
+    looks without a guarantee."""
+    text = sidebar.inner_text()
+    found = re.search(r"(\d+) DP computations?: ε = ([\d.e+-]+), δ", text)
+    looks = re.search(r"(\d+) looks? without a guarantee", text)
+    return int(found.group(1)), float(found.group(2)), int(looks.group(1))
 
 
 def test_cancel_stops_a_running_sweep_and_the_next_sweep_runs(page):
@@ -159,10 +163,10 @@ def test_sweep_pick_a_point_then_release_package(page):
     wait_idle(page)
     go(page, "Synthesize")
     sidebar = page.get_by_test_id("stSidebar")
-    runs, spent = _spending(sidebar)
+    runs, spent, looks = _spending(sidebar)
     page.get_by_role("button", name="Run the release").click()
     wait_idle(page)
-    assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3))  # the release, at ε = 3, counts
+    assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3), looks)  # the release, at ε = 3, counts
     # Done at these settings: the button waits for a change.
     assert page.get_by_role("button", name="Run the release").is_disabled()
     with page.expect_download() as dl:
@@ -185,10 +189,10 @@ def test_sweep_pick_a_point_then_release_package(page):
     assert list(data.columns) == list(pd.read_csv(ROOT / "data" / "penguins.csv").columns)
     assert ledger["method"] == "independent" and ledger["epsilon_total"] == 3.0 and ledger["seed"] is None
     assert ledger["is_dp"] is True and ledger["n_rows"] == len(data)
-    # The sweep's syntheses and the release all count: the statement names the session's total.
-    assert "synthesis(es) with DP methods on the same data, spending ε =" in report
+    # The sweep's syntheses and the release all count: the statement names what the ledger store holds.
+    assert f"{runs + 1} DP computation" in report and f"{looks} looks at the data without a guarantee" in report
     assert "CONFIDENTIAL" not in report and "SHA-256" not in report  # the public report: synthetic data only
-    assert ledger["session"]["epsilon_spent_in_all"] == pytest.approx(spent + 3)
+    assert ledger["spent_on_this_data"]["epsilon"] == pytest.approx(spent + 3)
 
 
 def test_a_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser, fresh_server):
@@ -202,7 +206,7 @@ def test_a_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser, fres
         wait_idle(pg)
         assert pg.get_by_test_id("stException").count() == 0
         assert pg.get_by_test_id("stSidebarNav").inner_text().split() == [
-            "Data", "Synthesize", "Compare", "Risk", "R-U", "map", "Learn"]
+            "Data", "Synthesize", "Compare", "Risk", "R-U", "map", "Ledger", "Learn"]
         sidebar = pg.get_by_test_id("stSidebar").inner_text()
         assert "diamonds" in sidebar and "ε = 0.5 · seed 7" in sidebar
         pg.get_by_role("heading", name="Synthesize").wait_for()

@@ -8,10 +8,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP, eps_input, eps_slider
+from tests.conftest import APP, entries, eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
 
-PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py"]
+PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py",
+         "pages/ledger.py"]
 
 
 @pytest.fixture
@@ -73,14 +74,14 @@ def test_changing_epsilon_changes_ledger(at):
     assert not at.success
 
 
-def test_session_ledger_logs_the_total_epsilon_of_a_per_record_method(at):
+def test_the_ledger_store_records_the_total_epsilon_of_a_per_record_method(at, ledger_store):
     # Issue 15: the session ledger logged "pegs 0.1" for a synthesis whose own ledger said ε ≈ 2,200.
     at.switch_page("pages/synthesize.py").run()
     at.selectbox(key="method").set_value("pegs").run()
     eps_input(at).set_value(2.0).run()
     _no_errors(at)
-    entry = at.session_state["session_log"][-1]
-    assert (entry["method"], entry["epsilon_total"]) == ("pegs", pytest.approx(2.0, rel=1e-12))
+    entry = entries(ledger_store)[-1]
+    assert (entry["method"], entry["epsilon"]) == ("pegs", pytest.approx(2.0, rel=1e-12))
     # Beside the slider: about (2 − 0.1)/344 per record before the noisy count (344 penguins).
     assert any(f"ε = {1.9 / 344:.3g} per synthetic record" in c.value for c in at.caption)
 
@@ -139,8 +140,9 @@ def test_compare_tiles_match_core(at):
     _no_errors(at)
     ds, cfg = at.session_state["dataset"], at.session_state["synth_config"]
     synth = core.synthesize(ds.df, cfg.method, epsilon=cfg.epsilon, schema=ds.schema, seed=cfg.seed)
-    prop = core.propensity_metrics(ds.df[ds.schema.used], synth.data[ds.schema.used], interactions=True,
-                                   seed=cfg.seed)
+    cats = [c for c in ds.schema.used if ds.schema[c].kind == "categorical"]  # year is declared categorical
+    prop = core.utility.headline_propensity(ds.df[ds.schema.used], synth.data[ds.schema.used], seed=cfg.seed,
+                                            categorical=cats)
     shown = {m.label: m.value for m in at.metric}
     assert shown[core.METRICS["pmse_ratio"].label] == f"{prop.pmse_ratio:.4g}"
     assert shown[core.METRICS["auc"].label] == f"{prop.auc:.4g}"
@@ -159,7 +161,7 @@ def test_partial_synthesis_shows_match_rates(at):
     assert "Expected match rate" in labels and "True match rate" in labels
 
 
-def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
+def test_ru_map_sweep_records_its_syntheses_and_answers_the_threshold(at, ledger_store):
     at.switch_page("pages/ru_map.py").run()
     at.text_input(key="ru_grid").set_value("0.5, 5").run()
     assert "ru_cancel" not in [b.key for b in at.button]  # nothing runs: no Cancel
@@ -176,11 +178,11 @@ def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     # The page states the samples the measures used, as the table records them.
     assert {"propensity_rows", "dcr_rows"} <= set(table.columns)
     assert core.rumap.sample_note(table) in [c.value for c in at.caption]
-    # Every synthesis of the confidential data in the sweep is logged: 2 DP points + cart + bootstrap.
-    sweep_log = [e for e in at.session_state["session_log"] if e["purpose"] == "R-U sweep"]
-    assert sorted((e["method"], e["epsilon_total"]) for e in sweep_log) == [
+    # Every synthesis of the confidential data in the sweep is recorded: 2 DP points + cart + bootstrap.
+    sweep_log = [e for e in entries(ledger_store) if e["purpose"] == "sweep point"]
+    assert sorted((e["method"], e["epsilon"]) for e in sweep_log) == [
         ("bootstrap", None), ("cart", None), ("independent", 0.5), ("independent", 5.0)]
-    assert not any(e["is_dp"] for e in sweep_log)  # seeded exploration (issue 15)
+    assert not any(e["is_dp"] for e in sweep_log) and all(e["seeded"] for e in sweep_log)  # exploration (issue 15)
     # The steward's question, answered by the core from this sweep.
     # The risk axis defaults to the median DCR (issue 20.3); the threshold's key names measure and method.
     at.number_input(key="ru_q_threshold_pmse_ratio_independent").set_value(1e6).run()
@@ -192,7 +194,7 @@ def test_ru_map_sweep_logs_its_syntheses_and_answers_the_threshold(at):
     assert "Figure (interactive HTML)" in labels and "Sweep table (CSV)" in labels
 
 
-def test_ru_map_on_a_public_lookalike_is_not_logged(at):
+def test_ru_map_on_a_public_lookalike_is_not_recorded(at, ledger_store):
     public = pd.read_csv(core.datasets.DATA_DIR / "penguins.csv").sample(150, random_state=1)
     at.switch_page("pages/ru_map.py").run()
     at.radio(key="ru_source").set_value("a public look-alike file").run()
@@ -202,7 +204,7 @@ def test_ru_map_on_a_public_lookalike_is_not_logged(at):
     _no_errors(at)
     table, swept_public, _ = at.session_state["ru_result"]
     assert swept_public and len(table) == 4  # original + independent at ε=1 + cart + bootstrap
-    assert at.session_state["session_log"] == []
+    assert entries(ledger_store) == []
 
 
 def test_user_text_reaches_markdown_only_escaped(at):

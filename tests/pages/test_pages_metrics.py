@@ -1,5 +1,5 @@
 """Pages driven by the metric registry, with AppTest: a metric registered in one place reaches the Compare
-page's section, the Risk page's section and the R-U map's axis choices; and the Risk page's default holdout."""
+page's section, the Risk page's section and the R-U map's axis choices; and the Risk page's proposed holdout."""
 
 import math
 
@@ -63,16 +63,20 @@ def test_a_registered_metric_appears_on_compare_risk_and_the_ru_map(at, throwawa
     assert "First values reproduced (test)" in at.selectbox(key="ru_x").options
 
 
-def test_risk_page_holds_rows_out_by_default_on_a_large_enough_table(at, monkeypatch):
-    # The rule (constraints.default_holdout): tables of at least RISK_HOLDOUT_MIN_ROWS rows hold out
-    # RISK_HOLDOUT_DEFAULT. The penguins have 344 rows: a threshold of 300 makes them large enough here,
-    # which keeps the test fast.
+def test_risk_page_proposes_a_holdout_on_a_large_enough_table_and_never_sets_it_unasked(at, monkeypatch):
+    # The rule (constraints.default_holdout): tables of at least RISK_HOLDOUT_MIN_ROWS rows are proposed a
+    # holdout of RISK_HOLDOUT_DEFAULT. The penguins have 344 rows: a threshold of 300 makes them large enough
+    # here, which keeps the test fast.
     monkeypatch.setattr(core.constraints, "RISK_HOLDOUT_MIN_ROWS", 300)
     at.switch_page("pages/risk.py").run()
     no_errors(at)
+    # Issue 26: opening Risk set a 20% holdout for every later synthesis, the release included, unseen.
+    assert at.session_state["synth_config"].holdout == 0.0
+    assert any("holding out 20% of the rows would let them compare" in i.value for i in at.info)
+    at.button(key="risk_propose_holdout").click().run()
+    no_errors(at)
     assert at.session_state["synth_config"].holdout == core.constraints.RISK_HOLDOUT_DEFAULT == 0.2
-    assert at.checkbox(key="risk_holdout_on").value
-    assert any("rows hold out 20% by default" in c.value for c in at.caption)
+    assert any("20% of the rows are held out (set on Synthesize)" in c.value for c in at.caption)
     ds, cfg, train, held, synth = _inputs(at)
     assert held is not None and len(held) + len(train) == 344
     # The verdicts compare against the held-out records: membership inference runs, and the key-match
@@ -86,22 +90,25 @@ def test_risk_page_holds_rows_out_by_default_on_a_large_enough_table(at, monkeyp
     assert km.estimate.holdout is not None and km.estimate.finding != "undetermined"
     summary = next(b.value for b in [*at.success, *at.info, *at.warning] if b.value.startswith("Verdicts on"))
     assert "undecided without held-out records" not in summary
-    # The default applies once: a user who unticks it keeps every row, on this page and on coming back.
-    at.checkbox(key="risk_holdout_on").uncheck().run()
+    # The one setting is on Synthesize, where the proposal shows, and where it is taken back.
+    at.switch_page("pages/synthesize.py").run()
+    assert at.selectbox(key="holdout").value == 0.2
+    assert any("Rows held out from the synthesizer: 20%" in c.value for c in at.caption)  # in the ledger too
+    at.selectbox(key="holdout").set_value(0.0).run()
     no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.0
-    at.switch_page("pages/compare.py").run()
     at.switch_page("pages/risk.py").run()
     assert at.session_state["synth_config"].holdout == 0.0
-    assert any("every row is used here" in c.value for c in at.caption)
+    assert any(i.value.startswith("Every row is used") for i in at.info)
 
 
 def test_risk_page_holds_nothing_out_on_a_small_table_and_says_why(at):
     at.switch_page("pages/risk.py").run()
     no_errors(at)
     assert core.constraints.default_holdout(344) == 0.0
-    assert at.session_state["synth_config"].holdout == 0.0 and not at.checkbox(key="risk_holdout_on").value
-    assert any("this one has 344, so none are held out" in c.value for c in at.caption)
+    assert at.session_state["synth_config"].holdout == 0.0
+    assert any("with 344 rows (fewer than 1,000) the held-out records' shares would be imprecise" in i.value
+               for i in at.info)
     # Without held-out records the verdicts beyond the baselines stay open, and the first line says why.
     summary = next(b.value for b in at.info if b.value.startswith("Verdicts on"))
     assert "Without held-out rows" in summary

@@ -77,11 +77,17 @@ def test_fully_synthetic_page_shows_key_match_measures_with_references(at):
         assert rows[-1] == "original data released as is" and any(r.startswith("baseline:") for r in rows)
 
 
-def test_holdout_control_reruns_synthesis_and_adds_membership_inference(at):
+def _hold_out(at, share: float = 0.2):
+    """Hold out ``share`` of the rows on Synthesize (the one place it is set), then open Risk."""
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="holdout").set_value(share).run()
     at.switch_page("pages/risk.py").run()
-    at.checkbox(key="risk_holdout_on").check().run()
+
+
+def test_holdout_control_reruns_synthesis_and_adds_membership_inference(at):
+    _hold_out(at)
     _no_errors(at)
-    assert at.session_state["synth_config"].holdout == 0.2  # 20% by default
+    assert at.session_state["synth_config"].holdout == 0.2
     ds, cfg, train, held, synth = _expected_inputs(at)
     # One coin per record (issue 15): the two sides partition the 344 penguins, and the held-out count is
     # Binomial(344, 0.2): mean 68.8, sd 7.4, so 4 sd = 30 rows of slack.
@@ -94,10 +100,11 @@ def test_holdout_control_reruns_synthesis_and_adds_membership_inference(at):
                                                  "baseline: random public-domain data"]
     assert any("held out" in t.value for t in at.markdown)  # the applicability sentence mentions the holdout
     # Another share, then off again.
-    at.slider(key="risk_holdout").set_value(0.3).run()
+    _hold_out(at, 0.3)
     _no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.3
-    at.checkbox(key="risk_holdout_on").uncheck().run()
+    assert any("30% of the rows are held out" in c.value for c in at.caption)
+    _hold_out(at, 0.0)
     _no_errors(at)
     assert at.session_state["synth_config"].holdout == 0.0
     assert "Membership inference AUC" not in _metrics(at)
@@ -106,8 +113,7 @@ def test_holdout_control_reruns_synthesis_and_adds_membership_inference(at):
 def test_partially_synthetic_with_holdout_shows_match_rates_and_per_record_table(at):
     at.switch_page("pages/synthesize.py").run()
     at.multiselect(key="synth_columns").set_value(["body_mass_g", "sex"]).run()
-    at.switch_page("pages/risk.py").run()
-    at.checkbox(key="risk_holdout_on").check().run()
+    _hold_out(at)
     _no_errors(at)
     assert any("partially synthetic" in t.value for t in at.markdown)
     ds, cfg, train, held, released = _expected_inputs(at)

@@ -8,7 +8,7 @@ import zipfile
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import APP, eps_input
+from tests.conftest import APP, entries, eps_input
 from tests.conftest import no_errors as _no_errors
 
 
@@ -17,21 +17,21 @@ def at():
     return AppTest.from_file(APP, default_timeout=60).run()
 
 
-def test_uniform_is_picked_on_synthesize_and_its_ledger_follows_its_declaration(at):
+def test_uniform_is_picked_on_synthesize_and_its_ledger_follows_its_declaration(at, ledger_store):
     at.switch_page("pages/synthesize.py").run()
     at.selectbox(key="method").set_value("uniform").run()
     eps_input(at).set_value(2.0).run()
     _no_errors(at)
     # No row count declared: the whole ε = 2 pays for the noisy count; seeded, so exploration.
-    entry = at.session_state["session_log"][-1]
-    assert (entry["method"], entry["epsilon_total"], entry["is_dp"]) == ("uniform", 2.0, False)
+    entry = entries(ledger_store)[-1]
+    assert (entry["method"], entry["epsilon"], entry["is_dp"], entry["seeded"]) == ("uniform", 2.0, False, True)
     assert not [e for e in at.expander if e.label == "Method options"]  # it declares no option
     at.checkbox(key="n_declared").check().run()
     at.number_input(key="n_rows").set_value(120).run()
     _no_errors(at)
     # A declared count: nothing of the data is read, so the run is DP at ε = 0 even with its seed.
-    entry = at.session_state["session_log"][-1]
-    assert (entry["method"], entry["epsilon_total"], entry["is_dp"], entry["rows"]) == ("uniform", 0.0, True, 120)
+    entry = entries(ledger_store)[-1]
+    assert (entry["method"], entry["epsilon"], entry["is_dp"], entry["rows"]) == ("uniform", 0.0, True, 344)
     statements = [s.value.replace("\\", "") for s in at.success]  # markdown-escaped on screen
     assert any("ε-DP with ε = 0" in s and "spent no ε" in s for s in statements), statements
 

@@ -1,4 +1,5 @@
-"""Release mode: one synthesis with a fresh seed, a session ledger, and a package that matches the settings."""
+"""Release mode: one synthesis with a fresh seed, the ledger store's account of the data, and a package that matches
+the settings."""
 
 import io
 import json
@@ -9,8 +10,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from dpsynth_core.report import internal_report_html, public_report_html, release_statement, session_total
-from tests.conftest import APP, eps_input
+from dpsynth_core.privacy import Totals
+from dpsynth_core.privacy.store import compose
+from dpsynth_core.report import internal_report_html, public_report_html, release_statement
+from tests.conftest import APP, entries, eps_input
 
 
 @pytest.fixture
@@ -18,15 +21,15 @@ def at():
     return AppTest.from_file(APP, default_timeout=120).run()
 
 
-def test_release_mode_computes_nothing_until_the_release_is_run(at):
+def test_release_mode_computes_nothing_until_the_release_is_run(at, ledger_store):
     at.radio(key="mode_choice").set_value("release").run()
     at.switch_page("pages/compare.py").run()
     assert not at.exception
     assert any("run the release" in i.value for i in at.info)
-    assert at.session_state["session_log"] == []  # no synthesis of the confidential data yet
+    assert entries(ledger_store) == []  # no synthesis of the confidential data yet
 
 
-def test_release_run_logs_spending_and_package_matches_settings(at):
+def test_release_run_records_spending_and_package_matches_settings(at, ledger_store):
     # Explore twice first (ε = 1, then ε = 2), then release at ε = 2 with a declared row count.
     at.switch_page("pages/synthesize.py").run()
     eps_input(at).set_value(2.0).run()
@@ -37,17 +40,19 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     at.switch_page("pages/synthesize.py").run()
     at.button(key="run_release").click().run()
     assert not at.exception, [e.message for e in at.exception]
-    log = at.session_state["session_log"]
     # Each setting looked at is a synthesis: ε=1; ε=2 with a noisy count; ε=2 with 120 rows; then the
     # release. Ticking the box changes nothing until a figure is typed: the box never offers the data's
-    # exact row count (issue 15).
-    assert [(e["purpose"], e["epsilon_total"]) for e in log] == [
-        ("exploration", 1.0), ("exploration", 2.0), ("exploration", 2.0), ("release", 2.0)]
+    # exact row count (issue 15). The explorations ran with the fixed seed: looks without a guarantee.
+    assert [(e["purpose"], e["epsilon"], e["is_dp"], e["seeded"]) for e in entries(ledger_store)] == [
+        ("exploration", 1.0, False, True), ("exploration", 2.0, False, True), ("exploration", 2.0, False, True),
+        ("release", 2.0, True, False)]
     release = at.session_state["release"]
     led = release.synthesis.ledger
     assert led["seed"] is None and led["epsilon_total"] == 2.0 and led["n_rows"] == 120
-    # 4 syntheses with DP methods at 1 + 2 + 2 + 2: the statement names the total the session spent.
-    assert "ran 4 synthesis(es) with DP methods" in release.statement and "spending ε = 7 in all" in release.statement
+    # One DP computation, the release at ε = 2, and three seeded looks, which no ε covers.
+    assert ("1 DP computation (1 release) spending ε = 2, δ = 0 in all" in release.statement
+            and "3 looks at the data without a guarantee (3 with a fixed seed)" in release.statement)
+    assert release.tone == "info"  # ε = 2 is "info" on its own; after looks even a small ε would not be green
 
     with zipfile.ZipFile(io.BytesIO(release.package)) as z:
         names = sorted(z.namelist())
@@ -60,12 +65,15 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     ds = at.session_state["dataset"]
     assert list(data.columns) == list(ds.df.columns) and len(data) == 120
     assert ledger["method"] == "independent" and ledger["epsilon_total"] == 2.0 and ledger["seed"] is None
-    # The session's total spend travels with the release: 1 + 2 + 2 + 2.
-    assert ledger["session"]["dp_syntheses_on_this_data"] == 4 and ledger["session"]["epsilon_spent_in_all"] == 7
+    # What the store holds on the data travels with the release: the release, and the three looks.
+    spent = ledger["spent_on_this_data"]
+    assert (spent["dp_computations"], spent["epsilon"], spent["delta"], spent["looks_without_guarantee"]) == \
+        (1, 2, 0, 3)
+    assert "cap" not in spent
     # The public report names the method and the spend, but no fingerprint of the confidential data.
     assert ds.fingerprint not in report and ds.fingerprint[:12] not in report and "SHA-256" not in report
     assert "Independent noisy marginals" in report
-    assert "spending ε = 7 in all" in report and "plotly" in report.lower()
+    assert "spending ε = 2, δ = 0 in all" in report and "plotly" in report.lower()
     # The internal report is a separate file, marked confidential, with the fingerprint and the risk measures.
     internal = release.internal().decode("utf-8")
     assert release.internal_name == "penguins-independent-eps2-internal-report-CONFIDENTIAL.html"
@@ -78,23 +86,31 @@ def test_release_run_logs_spending_and_package_matches_settings(at):
     assert not at.button(key="run_release").disabled
 
 
-def test_session_total_and_statement_count_only_this_dataset():
-    log = [{"fingerprint": "a", "epsilon_total": 1.0}, {"fingerprint": "a", "epsilon_total": None},
-           {"fingerprint": "b", "epsilon_total": 5.0}, {"fingerprint": "a", "epsilon_total": 0.5}]
-    assert session_total(log, "a") == (2, 1.5)
-    ledger = {"statement": "S."}
-    assert release_statement(ledger, log, "a").startswith("S. Before and including this release, the session "
-                                                           "ran 2 synthesis(es) with DP methods on the same data, spending ε = 1.5")
-    assert release_statement(ledger, [], "a") == "S."
+def test_release_statement_states_the_dp_total_and_the_looks_apart():
+    def entry(purpose, eps, is_dp, seeded=False, delta=0.0):
+        rho = None if delta or eps is None else eps ** 2 / 2
+        return {"purpose": purpose, "epsilon": eps, "delta": delta, "rho": rho, "is_dp": is_dp, "seeded": seeded}
+
+    totals = compose([entry("exploration", 1.0, True), entry("exploration", 3.0, False, seeded=True),
+                      entry("exploration", None, False), entry("release", 0.5, True, delta=1e-7)])
+    # By hand: DP entries 1 + 0.5 = 1.5, δ = 1e-7; one of them has no ρ, so basic composition; two looks.
+    text = release_statement({"statement": "S.", "n_rows": 300}, totals)
+    assert text == ("S. Every computation on the same data in the steward's ledger, this release included: 2 DP "
+                    "computations (1 exploration, 1 release) spending ε = 1.5, δ = 1e-07 in all (basic composition: "
+                    "the ε and the δ add up); 2 looks at the data without a guarantee (1 with a fixed seed), which no "
+                    "ε covers: results looked at while tuning are a use of the data that the release's own ε does "
+                    "not cover.")
+    assert release_statement({"statement": "S.", "n_rows": 300}, Totals(None)).endswith(
+        "this release included: 0 DP computations; 0 looks at the data without a guarantee.")
 
 
 def test_reports_escape_user_text():
     df = pd.DataFrame({"<script>alert(1)</script>": ["<b>x</b>", "y"] * 20, "v": range(40)})
     result = core.synthesize(df, "bootstrap", seed=1)
     for html_text in (
-        public_report_html(dataset_name="<img src=x>.csv", synthesis=result, statement="ok", session=(0, 0.0)),
+        public_report_html(dataset_name="<img src=x>.csv", synthesis=result, statement="ok", totals=Totals(None)),
         internal_report_html(dataset_name="<img src=x>.csv", fingerprint="f" * 64, synthesis=result,
-                             statement="ok", sections=[], session=(0, 0.0)),
+                             statement="ok", sections=[], totals=Totals(None)),
     ):
         assert "<script>alert(1)</script>" not in html_text and "<img src=x>" not in html_text
         assert "&lt;img src=x&gt;.csv" in html_text

@@ -1,13 +1,12 @@
 """The privacy package's objects: mechanisms with their costs and variances, the budget a synthesizer
-declares and the check of a run against it, and the log entries the app and CLI keep."""
+declares and the check of a run against it (the ledger store's entries: tests/core/privacy/test_store.py)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dpsynth_core.privacy import (NONE, PER_RECORD, TOTAL, Budget, Gaussian, Geometric, Laplace, Public, Step,
-                                  log_entry, sweep_log_entry)
+from dpsynth_core.privacy import NONE, PER_RECORD, TOTAL, Budget, Gaussian, Geometric, Laplace, Public, Step
 from dpsynth_core.privacy.mechanisms import geometric_noise
 from dpsynth_core.synth import SYNTHESIZERS
 
@@ -74,16 +73,6 @@ def test_budget_check_refuses_steps_that_differ_from_the_plan():
         budget.check(plan, [Step("geometric", "number of rows", 0.05)], [half, half])
     with pytest.raises(ValueError, match="a budget is one of"):
         Budget("some")
-
-
-def test_log_entries_come_from_the_ledger_or_the_sweep_point():
-    ledger = {"method": "independent", "epsilon_total": 1.5, "is_dp": True, "seed": None, "n_rows": 40}
-    assert log_entry(ledger, fingerprint="f", dataset="d", purpose="release") == {
-        "fingerprint": "f", "dataset": "d", "purpose": "release", "method": "independent",
-        "epsilon_total": 1.5, "is_dp": True, "seed": None, "rows": 40}
-    dp = sweep_log_entry(SYNTHESIZERS["mst"], 0.3, 7, fingerprint="f", dataset="d")
-    assert (dp["epsilon_total"], dp["is_dp"], dp["seed"], dp["purpose"]) == (0.3, False, 7, "R-U sweep")
-    assert sweep_log_entry(SYNTHESIZERS["cart"], None, 7, fingerprint="f", dataset="d")["epsilon_total"] is None
 
 
 def test_a_method_may_spend_a_declared_part_of_its_share_and_the_ledger_shows_what_it_spent():

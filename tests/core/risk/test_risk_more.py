@@ -528,7 +528,8 @@ def test_a_measure_these_data_cannot_give_is_nan_with_its_sentence_and_the_repor
     assert math.isnan(rmse.value(ctx)) and rmse.estimated(ctx) is None
     assert "fewer than two known values" in rmse.explain(ctx, math.nan)
     html = core.report.internal_report(dataset_name="penguins", fingerprint="f", real=real,
-                                       synthesis=dataclasses.replace(result, data=data, implicates=()), log=[])
+                                       synthesis=dataclasses.replace(result, data=data, implicates=()),
+                                       totals=core.privacy.Totals(None))
     assert "fewer than two known values" in html.decode("utf-8")
 
 
