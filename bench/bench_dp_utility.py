@@ -6,7 +6,8 @@ repository (never a dependency of the project; ``--peer NAME=PYTHON``): smartnoi
 dpmm's MST, PrivBayes and AIM, OpenDP's MST and AIM. ``_peers.py`` says how each is called.
 
 Data: every bundled table of ``--datasets`` (diamonds, penguins and the zero-inflated table when it is
-bundled), split once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public).
+bundled), split once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public;
+``--holdout 0`` gives every method the whole table).
 Every method gets the training rows, the total ε, δ = 1e-6 and n = the training rows, declared.
 The peers get the training rows as integer codes on the evaluation grid (each column's declared
 categories, or 10 equal bins over a numeric column's declared bounds) with the declared size of every
@@ -65,9 +66,9 @@ PEER_SCRIPT = Path(__file__).with_name("_peers.py")
 METRICS = ["TV1", "TV2", "TV3", "pMSE ratio", "pMSE 5k", "TV2 holdout"]
 
 
-def split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The fixed 80 / 20 split of a public table (seed 0)."""
-    held = np.random.default_rng(0).random(len(df)) < HOLDOUT
+def split(df: pd.DataFrame, share: float = HOLDOUT) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The fixed split of a public table (seed 0): training rows and a holdout of about ``share``."""
+    held = np.random.default_rng(0).random(len(df)) < share
     return df[~held].reset_index(drop=True), df[held].reset_index(drop=True)
 
 
@@ -97,7 +98,8 @@ def scores(train: pd.DataFrame, holdout: pd.DataFrame, synth: pd.DataFrame, sche
     pmse = {f"pMSE {'ratio' if rows == 1000 else '5k'}":
             headline_propensity(train, synth, seed=0, categorical=categorical, rows_each=rows).pmse_ratio
             for rows in (1000, 5000)}
-    return {**tv_scores(train, synth, schema), **pmse, "TV2 holdout": tv_scores(holdout, synth, schema)["TV2"]}
+    held = tv_scores(holdout, synth, schema)["TV2"] if len(holdout) else float("nan")
+    return {**tv_scores(train, synth, schema), **pmse, "TV2 holdout": held}
 
 
 def run_ours(method: str, params: dict, train, schema, eps: float) -> tuple[pd.DataFrame, float, float]:
@@ -133,9 +135,10 @@ def decoded(codes: pd.DataFrame, schema, columns, domains, n: int) -> pd.DataFra
 
 def bench_dataset(name: str, args, peers: dict[str, str], records: list, calls: dict) -> None:
     df, schema = core.load_bundled(name)
-    train, holdout = split(df)
-    records.append({"data": name, "ε": float("nan"), "method": "real holdout", "run": 0,
-                    **scores(train, holdout, holdout, schema), "wall s": float("nan"), "CPU s": float("nan")})
+    train, holdout = split(df, args.holdout)
+    if len(holdout):
+        records.append({"data": name, "ε": float("nan"), "method": "real holdout", "run": 0,
+                        **scores(train, holdout, holdout, schema), "wall s": float("nan"), "CPU s": float("nan")})
     tmp = tempfile.TemporaryDirectory(prefix="dp_utility_")  # public data only, removed at the end
     workdir = Path(tmp.name)
     codes, domains = encode(train, schema, schema.used, EVAL_BINS)
@@ -198,6 +201,8 @@ def main() -> None:
     ap.add_argument("--peer", action="append", default=[], metavar="NAME=PYTHON",
                     help=f"a peer and the python of its venv, e.g. 'dpmm AIM=/work/venvs/peers/bin/python'; "
                          f"peers: {', '.join(PEERS)}")
+    ap.add_argument("--holdout", type=float, default=HOLDOUT,
+                    help="share of rows held out (0: every method gets the whole table, as issue 30's 'Done when')")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds before a peer is '> timeout'")
     ap.add_argument("--out", default=None, help="also write every run to this CSV")
     ap.add_argument("--markdown", default=None, help="write the tables to this file")
@@ -210,7 +215,7 @@ def main() -> None:
     records, calls = [], {}
     for name in args.datasets:
         bench_dataset(name, args, peers, records, calls)
-    text = "\n".join([machine(), "", f"Medians of unseeded runs; δ = {DELTA:g}; 80 % training rows, 20 % holdout; "
+    text = "\n".join([machine(), "", f"Medians of unseeded runs; δ = {DELTA:g}; holdout share {args.holdout:g}; "
                       f"TV on {EVAL_BINS} bins per numeric column.", "", table(records)]
                      + ["How each peer was called:", ""] + [f"* {p}: {c}" for p, c in calls.items()])
     print(text)

@@ -7,8 +7,8 @@ differentially private synthetic data"), in zero-concentrated DP, with every col
 * Workload W: every pair of columns and every triple of at most ``AIM.triple_max_cells``
   cells (public: the domains alone decide). The candidates are W's sets and their subsets; a
   candidate r weighs w_r = Σ_{s ∈ W} |r ∩ s| (how much of the workload it informs).
-* ρ is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε. With T = 16·d
-  (``ROUNDS_PER_COLUMN``) and a share α = 0.9 (``MEASURE_SHARE``) of each round on measuring,
+* ρ is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε. With T = 4·d
+  (``ROUNDS_PER_COLUMN``; the paper has 16·d) and a share α = 0.9 (``MEASURE_SHARE``) of each round on measuring,
   σ = √(T / (2αρ)) and ε₀ = √(8(1 − α)ρ / T) to start.
 * Round 0: every 1-way marginal, Gaussian noise σ (a record adds 1 to one cell of each: ρ = d/(2σ²)).
 * Each round t = 1, 2, …: the model p̂ is fitted to every noisy marginal so far; one candidate r
@@ -49,7 +49,10 @@ from .encoding import column_domain, decode_column, encode
 from .graphical import (JunctionTree, conditionals, count_table, exponential_mechanism, fit_potentials,
                         junction_tree, merge_rare, model_cells, model_marginal, sample_tree)
 
-ROUNDS_PER_COLUMN = 16   # T = 16·d rounds set the starting σ and ε₀ (the paper's default)
+# T = 4·d rounds set the starting σ and ε₀. The paper's 16·d spends its first rounds at 2× the noise; on the
+# 80 % training rows of diamonds (5 runs each, bins 20) median TV2 was 0.0281 / 0.0155 / 0.0124 at ε = 0.3 / 1 / 3
+# with 4·d against 0.0291 / 0.0171 / 0.0130 with 16·d, and on penguins 0.62 / 0.39 / 0.30 against 0.64 / 0.42 / 0.31.
+ROUNDS_PER_COLUMN = 4
 MEASURE_SHARE = 0.9      # α: share of each round's ρ on the measurement, the rest on the selection
 ROUND_ITERATIONS = 30    # mirror-descent steps after each round (warm-started from the last fit)
 FINAL_ITERATIONS = 300   # mirror-descent steps of the last fit, the one sampled from
