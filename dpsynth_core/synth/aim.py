@@ -46,6 +46,7 @@ from ..privacy.accounting import zcdp_epsilon, zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode
+from .forecasting import VERDICT, Forecast, domain_sizes, level_of, n_text, spendable
 from .graphical import (JunctionTree, conditionals, count_table, exponential_mechanism, fit_potentials,
                         junction_tree, merge_rare, model_cells, model_marginal, sample_tree)
 
@@ -94,6 +95,31 @@ def total_cells(sizes: list[int], triple_cells: int) -> int:
     return sum(math.prod(sizes[v] for v in r) for r in candidate_weights(workload(sizes, triple_cells), len(sizes)))
 
 
+def forecast_aim(schema, epsilon: float, n: int | None, *, bins: int, delta: float = constraints.DEFAULT_DELTA) -> Forecast:
+    """The noise of AIM's first measurements, σ₀ = √(T/(2αρ)) per cell, against the rows in a cell of an
+    average 2-way table (n / cells): later rounds measure with less noise once σ halves, so this is the
+    most a measured marginal gets.
+
+    Level by σ₀ / (n / cells), as MST's: good < 0.2, fair < 1, poor beyond. On the benchmark's tables
+    (bench/bench_dp_utility.py) diamonds is fair at ε = 0.3 (0.55) and good from ε = 1 (0.18), where AIM's
+    TV2 was a fifth of independent marginals'; penguins is poor at ε = 0.3, 1 and 3 (40, 13, 4.7), where
+    every marginal-based method was worse than independent marginals.
+    """
+    sizes = list(domain_sizes(schema, bins).values())
+    d = len(sizes)
+    rho = zcdp_rho(spendable(epsilon, n), delta)
+    sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho))
+    cells = sum(a * b for a, b in itertools.combinations(sizes, 2)) / max(d * (d - 1) / 2, 1)
+    head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), AIM measures its first marginals with "
+            f"Gaussian noise of standard deviation {sigma:,.1f} per cell, and later ones with less")
+    if n is None:
+        return Forecast(f"{head}; n is not declared, so the rows per cell of an average pair of columns "
+                        f"(about n/{cells:,.0f}) are unknown.", "unknown")
+    level = level_of(sigma / (n / cells), 0.2, 1.0)
+    return Forecast(f"{head}, against about {n / cells:,.0f} rows in a cell of an average pair of columns "
+                    f"({cells:,.0f} cells; {n_text(n)}): {VERDICT[level]}.", level)
+
+
 @register
 class AIM(Synthesizer):
     name = "aim"
@@ -113,10 +139,25 @@ class AIM(Synthesizer):
                opt.Option("max_cells", "int", 200_000,
                           "Most cells the model's junction tree may hold (its memory and time).", low=1000))
     rank = 30
+    #: Asked before MST (priority 0): where its forecast is not poor, the benchmark measured it closest to the
+    #: data (module docstring of bench/bench_dp_utility.py; figures in bench/README-dp-utility.md).
+    suggest_priority = -1
     #: Most columns: each round scores every pair and triple of them.
     max_columns = 40
     #: Most cells of a triple in the workload (larger triples are left out of it).
     triple_max_cells = 10_000
+
+    def forecast(self, schema, epsilon, n=None, *, bins, **params):
+        return forecast_aim(schema, epsilon, n, bins=bins)
+
+    def suggestion(self, schema, epsilon, n, forecast):
+        """Where its forecast is good or fair: on diamonds AIM's TV2 was the lowest of every method at
+        ε = 0.3, 1 and 3; where it is poor (penguins) independent marginals were closer."""
+        if forecast is None or forecast.level not in ("good", "fair"):
+            return None
+        return (": its noise is small against the rows per cell here, and on the benchmark it kept the 2- and "
+                "3-way associations best of every method (each round measures the pair or triple of columns "
+                "its model gets most wrong).")
 
     def refuse(self, schema, columns, n, *, bins, **params):
         if len(columns) > self.max_columns:

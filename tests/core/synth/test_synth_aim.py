@@ -120,3 +120,17 @@ def test_too_many_columns_or_cells_are_refused_with_one_sentence():
     schema = {c: {"kind": "categorical", "categories": list(range(300))} for c in wide}
     with pytest.raises(MethodRefused, match=r"70,212,000 cells in all"):
         synthesize(wide, "aim", epsilon=1.0, schema=schema, n=10)
+
+
+def test_forecast_by_hand():
+    # diamonds at 20 bins: sizes 20, 5, 7, 8 and six numeric columns of 20; d = 10, T = 40. σ₀ = √(T/(2·0.9·ρ))
+    # at ρ(1, 10⁻⁶); the 45 pairs hold 21·400 + 7·20·(5 + 7 + 8) + 35 + 40 + 56 = 11,331 cells, 251.8 on average; n = 53,940 gives 214 rows a cell.
+    _, schema = core.load_bundled("diamonds")
+    sizes = [20, 5, 7, 8] + [20] * 6
+    pairs = [a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]]
+    assert sum(pairs) == 11_331 and len(pairs) == 45
+    sigma = math.sqrt(40 / (2 * 0.9 * zcdp_rho(1.0, 1e-6)))
+    fc = core.forecast("aim", schema, 1.0, 53_940)
+    assert f"standard deviation {sigma:,.1f} per cell" in fc.sentence and "about 214 rows" in fc.sentence
+    assert fc.level == ("good" if sigma / (53_940 / (11_331 / 45)) < 0.2 else "fair")
+    assert core.forecast("aim", schema, 1.0).level == "unknown"
