@@ -11,6 +11,7 @@ differentially private synthetic data"), in zero-concentrated DP, with every col
   (``ROUNDS_PER_COLUMN``; the paper has 16·d) and a share α = 0.9 (``MEASURE_SHARE``) of each round on measuring,
   σ = √(T / (2αρ)) and ε₀ = √(8(1 − α)ρ / T) to start.
 * Round 0: every 1-way marginal, Gaussian noise σ (a record adds 1 to one cell of each: ρ = d/(2σ²)).
+  A single column has nothing more to choose: its histogram gets all of ρ.
 * Each round t = 1, 2, …: the model p̂ is fitted to every noisy marginal so far; one candidate r
   is chosen by the exponential mechanism at ε₀ (ρ = ε₀²/8) on the score
   w_r (‖M_r(D) − N̂·M_r(p̂)‖₁ − √(2/π)·σ·cells_r): the error of the model on r, less the error its
@@ -181,7 +182,8 @@ class AIM(Synthesizer):
     def generate(self, measured, *, epsilon, n, rng, bins, max_cells, delta=constraints.DEFAULT_DELTA):
         rho = zcdp_rho(epsilon, delta)
         d = len(measured["columns"])
-        sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho))
+        # one column has no pair to choose: its histogram takes all of ρ
+        sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho)) if d > 1 else math.sqrt(1 / (2 * rho))
         first = _first_round(measured, sigma, rng)
         rounds, model = _rounds(measured, first, rho, max_cells, rng)
         codes = sample_tree(model["tree"], model["beliefs"], n, rng)

@@ -134,3 +134,15 @@ def test_forecast_by_hand():
     assert f"standard deviation {sigma:,.1f} per cell" in fc.sentence and "about 214 rows" in fc.sentence
     assert fc.level == ("good" if sigma / (53_940 / (11_331 / 45)) < 0.2 else "fair")
     assert core.forecast("aim", schema, 1.0).level == "unknown"
+
+
+def test_one_column_spends_all_of_rho_on_its_histogram():
+    df = pd.DataFrame({"a": np.arange(3000) % 3})
+    s = synthesize(df, "aim", epsilon=1.0, schema={"a": {"kind": "categorical", "categories": [0, 1, 2]}}, n=3000,
+                   seed=1)
+    (step,) = s.ledger["steps"]
+    rho = zcdp_rho(1.0, 1e-6)
+    assert step["rho"] == pytest.approx(rho, rel=1e-12) and f"σ = {math.sqrt(1 / (2 * rho)):.4g}" in step["detail"]
+    # σ ≈ 4.5 against 1,000 records a value (0.0015 of a share) and the draws' own spread √(2/9/3000) ≈ 0.0086:
+    # each share within 0.03 of 1/3, over 3 standard deviations
+    assert np.allclose(s.data["a"].value_counts(normalize=True).sort_index(), 1 / 3, atol=0.03)
