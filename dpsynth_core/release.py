@@ -14,7 +14,6 @@ import os
 import re
 import zipfile
 
-import pandas as pd
 
 from .io import to_csv_bytes
 from .privacy import Totals
@@ -95,24 +94,14 @@ def public_ledger(ledger: dict, schema: Schema, *, totals: Totals | None = None)
     return _tidy(out)
 
 
-def round_to_schema(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
-    """Numeric columns rounded to their schema's precision (``decimals``), the rest as they are."""
-    out = frame.copy()
-    for name, col in schema.columns.items():
-        if col.kind == "numeric" and col.decimals is not None and name in out.columns \
-                and pd.api.types.is_float_dtype(out[name]):
-            out[name] = out[name].round(col.decimals)
-    return out
-
-
 def release_files(synthesis: Synthesis, stem: str, *, ledger: dict | None = None) -> dict[str, bytes]:
     """``{file name: bytes}``: one CSV per implicate and the ledger beside them.
 
-    Values are written to the precision the schema gives each numeric
-    column; ``ledger`` replaces the synthesis's own (a release writes
+    Values are already at the precision the schema gives each numeric column (the core rounds them
+    where it assembles the frame); ``ledger`` replaces the synthesis's own (a release writes
     :func:`public_ledger`).
     """
-    frames = [round_to_schema(f, synthesis.schema) for f in synthesis.implicates]
+    frames = list(synthesis.implicates)
     if len(frames) == 1:
         files = {f"{stem}.csv": to_csv_bytes(frames[0])}
     else:

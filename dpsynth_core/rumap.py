@@ -19,6 +19,8 @@ cluster's, never touch the store.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import pickle
 import time
@@ -204,22 +206,40 @@ def ru_map(
     options = dict(SWEEP_OPTIONS if options is None else options)
     if effective_n_jobs(n_jobs) != 1:
         options.setdefault("threads", 1)  # points run side by side: a measure's own threads would only compete
-    first: dict[str, int] = {}  # method → its first point
-    for i, (m, _, _) in enumerate(jobs):
-        if m != "original":
-            first.setdefault(m, i)
-    opening = sorted(first.values()) + [i for i, j in enumerate(jobs) if j[0] == "original"]
     rows: list[dict | None] = [None] * len(jobs)
+    sweep = None
+    if confidential and seed is not None:
+        # A sweep cut short (a restart, a cancel) resumes: its finished points are read back, and only the
+        # others are computed, with the same seeds, so the table is the uninterrupted sweep's.
+        settings = _sweep_settings(jobs, base, metrics, options, holdout, holdout_mask, schema)
+        sweep, finished = store.begin_sweep(use, settings, len(jobs))
+        for i, scores in finished.items():
+            rows[i] = scores
+    # The measure step reads the data once per method per sweep: round one runs each method's first point still
+    # to do, which measures in its worker and hands the measurement back with its row (the original data's point
+    # beside them), so no worker waits on a slow measurement (PMI's fits: seconds) with nothing to do.
+    # Round two runs every other point with its method's measurement, costliest methods first, so the last
+    # points to finish are short ones. The rows travel pickled once a round (_Pickled); max_nbytes=None:
+    # joblib would otherwise write large arrays (the confidential rows, a bootstrap's measurement) to a
+    # temporary folder to share them, possibly on disk.
+    first: dict[str, int] = {}  # method → its first point to do
+    for i, (m, _, _) in enumerate(jobs):
+        if m != "original" and rows[i] is None:
+            first.setdefault(m, i)
+    opening = sorted(first.values()) + [i for i, j in enumerate(jobs) if j[0] == "original" and rows[i] is None]
     measured: dict = {}
     cost: dict[str, float] = {}
-    done = 0
     total = sum(m != "original" for m, _, _ in jobs)
+    done = sum(m != "original" and rows[i] is not None for i, (m, _, _) in enumerate(jobs))
 
     def keep(i: int, row: dict, entry: Entry | None, measurement, seconds: float) -> None:
         nonlocal done
         m, eps, rep = jobs[i]
-        if entry is not None and confidential:
-            store.record(use, entry)  # before the point is kept: a failed write ends the sweep, with no table
+        # Written before the point is kept: a failed write ends the sweep, with no table.
+        if sweep is not None:
+            store.record_point(use, entry, sweep, i, _plain(row))
+        elif entry is not None and confidential:
+            store.record(use, entry)
         rows[i] = row
         if m == "original":
             return
@@ -235,7 +255,30 @@ def ru_map(
     later = sorted((i for i in range(len(jobs)) if rows[i] is None), key=lambda i: -cost[jobs[i][0]])
     _run([delayed(_point)(i, data, metrics, options, *jobs[i], base, measured[jobs[i][0]]) for i in later],
          n_jobs, keep)
-    return pd.DataFrame(rows)
+    if sweep is not None:
+        store.finish_sweep(sweep)
+    return pd.DataFrame([{k: _plain_value(v) for k, v in row.items()} for row in rows])
+
+
+def _sweep_settings(jobs, base: int, metrics, options: dict, holdout: float, holdout_mask, schema) -> str:
+    """Everything that fixes a sweep's points, as one text: its jobs (method, ε, replicate), the base seed, the
+    measures and their settings, the schema and which rows were held out (a digest of the mask: after a restart
+    a new mask makes another sweep)."""
+    held = hashlib.sha256(np.asarray(holdout_mask, dtype=bool).tobytes()).hexdigest() \
+        if holdout and holdout_mask is not None else None
+    return json.dumps({"jobs": [[m, None if math.isnan(e) else e, r] for m, e, r in jobs], "seed": base,
+                       "metrics": list(metrics), "options": {k: v for k, v in options.items() if k != "threads"},
+                       "holdout": holdout, "held": held,
+                       "schema": schema.to_dict() if schema is not None else None}, sort_keys=True, default=str)
+
+
+def _plain_value(value):
+    """A numpy scalar as the Python number it holds (a stored point's scores come back as such)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _plain(row: dict) -> dict:
+    return {k: _plain_value(v) for k, v in row.items()}
 
 
 def _run(tasks: list, n_jobs: int | None, keep: Callable) -> None:

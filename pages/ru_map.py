@@ -71,6 +71,11 @@ elif ss["mode"] == "release":
     st.stop()
 else:
     sweep_df = ds.df
+    for cut in spending.unfinished_sweeps()[:1]:  # the newest sweep of this data cut short, if any
+        st.info(f"An R-U sweep of this dataset stopped at {cut['done']:,} of its {cut['total']:,} points (started "
+                f"{cut['started'][:16].replace('T', ' ')} UTC): the server restarted, the sweep was cancelled, or it "
+                "is still running in another tab. Its finished points are kept: run it again with the same settings "
+                "and only the missing points are computed, with the same seeds.")
 
 methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")

@@ -146,8 +146,7 @@ def exploration(ds) -> None:
     d1, d2 = st.columns(2)
     if len(result.implicates) == 1:
         widgets.download("Download synthetic CSV",
-                           lambda r=result: core.to_csv_bytes(core.release.round_to_schema(r.implicates[0], r.schema),
-                                                              r.schema),
+                           lambda r=result: core.to_csv_bytes(r.implicates[0], r.schema),
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
         widgets.download(f"Download {len(result.implicates)} implicates (zip)",

@@ -35,6 +35,15 @@ def use(purpose: str) -> core.privacy.Use:
     return core.privacy.Use(ds.name, ds.fingerprint, purpose=purpose, source=source())
 
 
+def unfinished_sweeps() -> list[dict]:
+    """The R-U sweeps of the session's dataset that stopped before their last point, newest first (none when the
+    store cannot be read: the sidebar already says so)."""
+    try:
+        return store().unfinished_sweeps(state.dataset().fingerprint)
+    except core.LedgerError:
+        return []
+
+
 def totals() -> core.privacy.Totals | None:
     """What the store holds for the session's dataset; None, after one sentence, when it cannot be read."""
     ds = state.dataset()

@@ -234,7 +234,7 @@ def show_ledger(ledger: dict, *, statement: str | None = None, tone: str | None 
     if ledger["epsilon_total"] is not None:
         a, b, c = st.columns(3)
         a.metric("ε total", f"{ledger['epsilon_total']:g}",
-                 help=None if ledger["epsilon_per_record"] is None else
+                 help=ledger.get("composition") if ledger["epsilon_per_record"] is None else
                  f"ε = {ledger['epsilon_per_record']:.4g} per {ledger.get('record_unit') or 'synthetic record'} "
                  f"for {ledger['n_rows']:,} records (sequential composition), plus the row count if it was "
                  "not declared.")

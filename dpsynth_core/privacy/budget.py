@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 from .. import constraints
+from .accounting import compose, zcdp_epsilon, zcdp_rho
 
 TOTAL, NONE, PER_RECORD = "total", "none", "per record"
 KINDS = (TOTAL, NONE, PER_RECORD)
@@ -46,6 +47,8 @@ class Plan:
 
     @property
     def total(self) -> float:
+        """The ε of the row count and the implicates added up (for a zCDP budget with m > 1 implicates an
+        upper bound: their ρ compose to less, see :class:`Budget`)."""
         return self.row_count + self.implicates * self.per_implicate
 
 
@@ -56,7 +59,11 @@ class Budget:
     ``unit``: what one per-record ε buys, formatted with the method's options
     ("block of {block} synthetic records"); ``unit_size``: the option holding the records per
     unit (None: one record per unit). ``needs_delta``: an (ε, δ) method, given the requested δ
-    (the default δ when none is asked) split over the implicates. ``count_share``: share of ε
+    (the default δ when none is asked) split over the implicates. ``zcdp``: the method's steps are
+    zCDP (needs ``needs_delta``); its m implicates share ρ, not ε: ρ = ρ(ε, δ) of what the row count
+    left, ρ/m each, handed to each implicate as the ε that ρ/m has at the run's δ, so that the m
+    implicates' ρ, summed and converted once, give back the total (sharing ε would leave part of it
+    unspent: the conversion is not additive). ``count_share``: share of ε
     for a noisy row count (None: the app's share; all of ε for a method that spends none).
     ``fraction``: the part of its share a ``TOTAL`` method spends (1: all of it).
     """
@@ -66,12 +73,15 @@ class Budget:
     unit: str = "synthetic record"
     unit_size: str | None = None
     needs_delta: bool = False
+    zcdp: bool = False
     count_share: float | None = None
     fraction: float = 1.0
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"a budget is one of {KINDS}, got {self.kind!r}")
+        if self.zcdp and not (self.needs_delta and self.kind == TOTAL):
+            raise ValueError(f"a zCDP budget is a {TOTAL!r} budget with needs_delta")
         if not 0 < self.fraction <= 1 or (self.fraction != 1 and self.kind != TOTAL):
             raise ValueError(f"fraction is a share in (0, 1] of a {TOTAL!r} budget, got {self.fraction!r}")
 
@@ -91,8 +101,9 @@ class Budget:
         return 0.0 if epsilon is None else epsilon * self.row_count_share
 
     def plan(self, epsilon: float | None, *, n: int, row_count: float = 0.0, implicates: int = 1,
-             params: dict | None = None) -> Plan:
-        """The split of ``epsilon`` once the row count (``n`` rows, at ε ``row_count``) is known.
+             params: dict | None = None, delta: float | None = None) -> Plan:
+        """The split of ``epsilon`` once the row count (``n`` rows, at ε ``row_count``) is known; ``delta``:
+        the run's δ (:meth:`run_delta`; None: the default δ), which a ``zcdp`` budget's split needs.
 
         >>> Budget(PER_RECORD).plan(10.0, n=100, row_count=0.5).per_unit
         0.095
@@ -101,17 +112,35 @@ class Budget:
         if self.kind == NONE:
             return Plan(epsilon, row_count, implicates, share, 0.0)
         each = (epsilon - row_count) / implicates
+        if self.zcdp and (implicates > 1 or self.fraction != 1):
+            delta = self.run_delta(0.0) if delta is None else delta
+            each = zcdp_epsilon(zcdp_rho(epsilon - row_count, delta) * self.fraction / implicates, delta)
+            return Plan(epsilon, row_count, implicates, share, each)
         if self.kind == TOTAL:
             return Plan(epsilon, row_count, implicates, share, each * self.fraction)
         units = self.units(n, params or {})
         return Plan(epsilon, row_count, implicates, share, each, units, each / units)
 
-    def check(self, plan: Plan, count_steps: list, generated: list[list]) -> None:
-        """Raise if the steps of a run (the row count's, then each implicate's) differ from ``plan``."""
-        spent = math.fsum(s.total_epsilon for s in count_steps)
+    def run_delta(self, delta: float) -> float | None:
+        """The δ of an (ε, δ) method's whole run (``needs_delta``): the requested δ, or the default when
+        none is asked; None for a method that spends no δ."""
+        return (float(delta) or constraints.DEFAULT_DELTA) if self.needs_delta else None
+
+    def implicate_delta(self, delta: float, implicates: int) -> float | None:
+        """The δ one implicate's generation is given: 1/m of the run's, or all of it for a ``zcdp`` budget
+        (its implicates' ρ are summed and converted once, at the run's δ)."""
+        run = self.run_delta(delta)
+        return None if run is None else run if self.zcdp else run / implicates
+
+    def check(self, plan: Plan, count_steps: list, generated: list[list], *, implicate_delta: float | None = None) -> None:
+        """Raise if the steps of a run (the row count's, then each implicate's) differ from ``plan``.
+
+        An implicate's zCDP steps are converted at ``implicate_delta`` (:func:`.accounting.compose`).
+        """
+        spent = compose(count_steps).epsilon
         if not math.isclose(spent, plan.row_count, rel_tol=1e-9, abs_tol=1e-15):
             raise AssertionError(f"the row count spent ε={spent}, planned {plan.row_count}")
         for m, steps in enumerate(generated, 1):
-            spent = math.fsum(s.total_epsilon for s in steps)
+            spent = compose(steps, implicate_delta).epsilon
             if not math.isclose(spent, plan.per_implicate, rel_tol=1e-9, abs_tol=1e-15):
                 raise AssertionError(f"implicate {m} spent ε={spent}, its {self.kind} budget is {plan.per_implicate}")

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import Schema
+from .accounting import Composition, compose
 from .budget import NONE, PER_RECORD, Plan
 
 NEIGHBOURING = "add or remove one record (unbounded DP)"
@@ -30,33 +31,47 @@ STRONG_EPSILON, WEAK_EPSILON = 1.0, 10.0
 class Step:
     """One mechanism run during a generation, for the ledger.
 
-    ``repeats`` counts identical runs on the same records (one per synthetic
-    record for per-record methods): they compose sequentially, so the step
-    costs ``epsilon * repeats``.
+    A step is costed either in ε (``epsilon``, with ``delta`` for an (ε, δ) mechanism) or, for a
+    zCDP mechanism, in ρ (``rho`` set, ``epsilon`` None): a zCDP step has no (ε, δ) of its own, the
+    run's ρ is converted once (:func:`.accounting.compose`). ``repeats`` counts identical runs on the
+    same records (one per synthetic record for per-record methods): they compose sequentially, so the
+    step costs ``epsilon * repeats`` (or ``rho * repeats``). ``sigma``: the noise scale of a Gaussian step.
     """
 
     mechanism: str
     target: str
-    epsilon: float
+    epsilon: float | None
     delta: float = 0.0
     sensitivity: float | None = None
     detail: str = ""
     repeats: int = 1
     implicate: int | None = None
-    #: ρ of a zCDP step (its ε and δ then say how the run's ρ was converted; see .accounting)
     rho: float | None = None
+    sigma: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.epsilon is None) == (self.rho is None):
+            raise ValueError(f"a step is costed in ε or in ρ, not {'both' if self.rho is not None else 'neither'}")
 
     @property
-    def total_epsilon(self) -> float:
-        return self.epsilon * self.repeats
+    def total_epsilon(self) -> float | None:
+        return None if self.epsilon is None else self.epsilon * self.repeats
 
     @property
     def total_delta(self) -> float:
         return self.delta * self.repeats
 
+    @property
+    def total_rho(self) -> float | None:
+        return None if self.rho is None else self.rho * self.repeats
+
     def to_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if v not in (None, "")}
-        out["epsilon_total"] = self.total_epsilon
+        if self.rho is None:
+            out["epsilon_total"] = self.total_epsilon
+        else:  # δ belongs to the run's conversion, not to a zCDP step
+            out.pop("delta", None)
+            out["rho_total"] = self.total_rho
         return out
 
 
@@ -108,12 +123,13 @@ def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicat
     have been checked against it (:meth:`.budget.Budget.check`).
     """
     dp_method = synth.is_dp
-    total = math.fsum(s.total_epsilon for s in steps) if dp_method else None
-    delta_spent = math.fsum(s.total_delta for s in steps)
+    budget = synth.spends
+    composed = compose(steps, budget.run_delta(delta))
+    total = composed.epsilon if dp_method else None
+    delta_spent = composed.delta
     reasons = _not_dp_reasons(synth, schema, targets=targets, kept=kept, seed=seed, params=params,
                               spent=total or 0.0)
     is_dp = not reasons
-    budget = synth.spends
     per_record = dp_method and budget.kind == PER_RECORD
     unit = budget.unit.format(**params)
     if is_dp:
@@ -121,14 +137,15 @@ def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicat
         if per_record:
             label += f" (ε = {plan.per_unit:.4g} per {unit}, {plan.units:,} × {implicates} implicate(s))" \
                 if implicates > 1 else f" (ε = {plan.per_unit:.4g} per {unit} × {plan.units:,})"
+        if composed.rho is not None:
+            label += f", from ρ-zCDP with ρ = {composed.rho:.4g}"
     else:
         label = "not DP (" + "; ".join(reasons) + ")"
-    composition = "none"
-    if steps:
-        composition = "sequential: the total is the sum of the steps' ε (each step's ε × its repeats)"
-        if implicates > 1:
-            composition += (f"; {implicates} implicates: {implicates}·{n:,} = {implicates * n:,} records "
-                            f"released, each implicate of {n:,} records at ε/{implicates}")
+    composition = composition_sentence(composed) if steps else "none"
+    if steps and implicates > 1:
+        share = f"ρ/{implicates} of the ρ above" if budget.zcdp else f"ε/{implicates}"
+        composition += (f"; {implicates} implicates: {implicates}·{n:,} = {implicates * n:,} records "
+                        f"released, each implicate of {n:,} records at {share}")
     ledger = {
         "method": synth.name,
         "label": synth.label,
@@ -140,6 +157,10 @@ def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicat
         "budget_split": {"row_count": plan.row_count, "each_implicate": plan.per_implicate,
                          "per_target": budget.per_target or None} if dp_method else None,
         "epsilon_total": total,
+        # zCDP steps: their ρ summed, and the δ at which that sum was converted once into (ε, δ)
+        "rho_total": composed.rho,
+        "rho_epsilon": composed.rho_epsilon,
+        "rho_delta": composed.rho_delta,
         "epsilon_requested": plan.requested if dp_method else None,
         "epsilon_per_record": float(plan.per_unit) if per_record else None,
         "record_unit": unit if per_record else None,
@@ -170,6 +191,21 @@ def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicat
     }
     ledger["statement"] = privacy_statement(ledger)
     return ledger
+
+
+def composition_sentence(c: Composition) -> str:
+    """How the run's total was obtained from its steps, in one sentence (:func:`.accounting.compose`)."""
+    pure = "sequential: the total is the sum of the steps' ε (each step's ε × its repeats)"
+    if c.rho is None:
+        return pure
+    text = (f"zCDP: the steps' ρ add up (each step's ρ × its repeats) to ρ = {c.rho:.6g}, converted once into "
+            f"(ε, δ) = ({c.rho_epsilon:.6g}, {c.rho_delta:g}) by the bound of Canonne, Kamath and Steinke (2020); "
+            "no step has an (ε, δ) of its own")
+    if c.pure_epsilon > 0:
+        text += (f"; the steps costed in ε add ε = {c.pure_epsilon:.6g}"
+                 + (f", δ = {c.pure_delta:g}" if c.pure_delta else "")
+                 + f" to it (sequential composition): ε = {c.epsilon:.6g} in all")
+    return text
 
 
 def strength_words(epsilon: float, ratio_text: str) -> str:
@@ -244,15 +280,30 @@ def privacy_statement(ledger: dict) -> str:
 
 
 def ledger_steps_table(ledger: dict) -> pd.DataFrame:
-    """The ledger's mechanism steps as a table, plus a row with the composed total."""
-    cols = ["implicate", "mechanism", "target", "epsilon", "repeats", "epsilon_total", "delta", "sensitivity"]
+    """The ledger's mechanism steps as a table, then the rows that compose them.
+
+    A step costed in ε shows its ε (and δ); a zCDP step its ρ and σ, and no ε of its own. The rows
+    after the steps: the ρ of the zCDP steps summed and converted once into (ε, δ), then (when steps
+    costed in ε are there too, or none are in ρ) the total by sequential composition.
+    """
+    cols = ["implicate", "mechanism", "target", "rho", "sigma", "epsilon", "repeats", "rho_total", "epsilon_total",
+            "delta", "sensitivity"]
     steps = pd.DataFrame(ledger["steps"]).reindex(columns=cols)
     if ledger.get("implicates", 1) == 1:
         steps = steps.drop(columns="implicate")
     if steps["repeats"].fillna(1).eq(1).all():
-        steps = steps.drop(columns=["repeats", "epsilon_total"])
+        steps = steps.drop(columns=["repeats", "rho_total", "epsilon_total"])
+    rho, rows = ledger.get("rho_total"), []
+    if rho is None:
+        steps = steps.drop(columns=["rho", "sigma"] + (["rho_total"] if "rho_total" in steps else []))
+    elif len(steps):
+        rows.append({"mechanism": "zCDP steps: ρ adds up", "target": "", "rho": rho})
+        rows.append({"mechanism": "that ρ converted once to (ε, δ) (Canonne, Kamath, Steinke 2020)", "target": "",
+                     "epsilon": ledger["rho_epsilon"], "delta": ledger["rho_delta"]})
+        if all(s.get("rho") is not None for s in ledger["steps"]):
+            return pd.concat([steps, pd.DataFrame(rows)], ignore_index=True)
     if len(steps):
-        total = {"mechanism": "total (sequential composition)", "target": "",
-                 "epsilon": ledger["epsilon_total"], "delta": ledger["delta"]}
-        steps = pd.concat([steps, pd.DataFrame([total])], ignore_index=True)
+        rows.append({"mechanism": "total (sequential composition)", "target": "",
+                     "epsilon": ledger["epsilon_total"], "delta": ledger["delta"]})
+        steps = pd.concat([steps, pd.DataFrame(rows)], ignore_index=True)
     return steps

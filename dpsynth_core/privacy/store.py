@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import hmac
+import json
 import math
 import os
 import secrets
@@ -71,6 +72,12 @@ CREATE TABLE IF NOT EXISTS entries (
     purpose TEXT NOT NULL, method TEXT NOT NULL, epsilon REAL, delta REAL NOT NULL, rho REAL,
     seeded INTEGER NOT NULL, is_dp INTEGER NOT NULL, rows INTEGER, holdout REAL, source TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS entries_dataset ON entries (dataset);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY, dataset INTEGER NOT NULL REFERENCES datasets(id), settings TEXT NOT NULL,
+    total INTEGER NOT NULL, started TEXT NOT NULL, finished TEXT, UNIQUE (dataset, settings));
+CREATE TABLE IF NOT EXISTS sweep_points (
+    sweep INTEGER NOT NULL REFERENCES sweeps(id), job INTEGER NOT NULL, scores TEXT NOT NULL,
+    PRIMARY KEY (sweep, job));
 """
 
 
@@ -285,6 +292,18 @@ def _as_entries(totals: Totals) -> list[dict]:
              "seeded": False}]
 
 
+@contextmanager
+def _transaction(con):
+    """One write transaction, the write lock taken first: committed when the block ends, rolled back if it raises."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
 class LedgerStore:
     """The account of every computation on each dataset (module docstring), in the SQLite file ``path``.
 
@@ -373,25 +392,67 @@ class LedgerStore:
         A DP entry that would take the dataset past its cap (another process spent meanwhile) is not
         written: :class:`dpsynth_core.errors.BudgetExceeded` is raised and the caller shows nothing.
         """
+        with self._connect() as con, _transaction(con):  # the write lock first: the cap's check and the entry
+            return self._insert(con, self._dataset_id(con, use.fingerprint, use.dataset), use, entry)
+
+    def _insert(self, con, dataset: int, use: Use, entry: Entry) -> int:
+        """Insert one entry inside the caller's transaction, after the cap's check for a DP entry."""
+        if entry.is_dp:
+            refusal = cap_refusal(self._totals(con, dataset), entry, meanwhile=True)
+            if refusal:
+                raise BudgetExceeded(refusal)
         time = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+        cur = con.execute(
+            "INSERT INTO entries (time, dataset, name, purpose, method, epsilon, delta, rho, seeded, is_dp, "
+            "rows, holdout, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (time, dataset, use.dataset, use.purpose, entry.method, entry.epsilon, entry.delta, entry.rho,
+             int(entry.seeded), int(entry.is_dp), entry.rows, entry.holdout, use.source))
+        return cur.lastrowid
+
+    # -- R-U sweeps: finished points kept, so a sweep cut short resumes where it stopped ----------------
+
+    def begin_sweep(self, use: Use, settings: str, total: int) -> tuple[int, dict[int, dict]]:
+        """The sweep of these ``settings`` (a text that fixes every point: methods, grid, seeds, measures) on
+        this dataset, made on first sight: its number and the scores of the points it has finished, by job.
+
+        A point's scores are the figures shown for it (utility and risk measures of the synthesis, never a
+        row of the data): confidential metadata like the entries.
+        """
+        with self._connect() as con, _transaction(con):
+            dataset = self._dataset_id(con, use.fingerprint, use.dataset)
+            started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            con.execute("INSERT INTO sweeps (dataset, settings, total, started) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT(dataset, settings) DO UPDATE SET finished = NULL", (dataset, settings, total, started))
+            sweep = con.execute("SELECT id FROM sweeps WHERE dataset = ? AND settings = ?",
+                                (dataset, settings)).fetchone()[0]
+            done = con.execute("SELECT job, scores FROM sweep_points WHERE sweep = ?", (sweep,)).fetchall()
+        return sweep, {job: json.loads(scores) for job, scores in done}
+
+    def record_point(self, use: Use, entry: Entry | None, sweep: int, job: int, scores: dict) -> None:
+        """A sweep point's entry (None for a point that is no synthesis: the original data) and its scores, in
+        one transaction: a point counted is a point kept, and the other way round."""
+        with self._connect() as con, _transaction(con):
+            if entry is not None:
+                self._insert(con, self._dataset_id(con, use.fingerprint, use.dataset), use, entry)
+            con.execute("INSERT OR REPLACE INTO sweep_points VALUES (?, ?, ?)", (sweep, job, json.dumps(scores)))
+
+    def finish_sweep(self, sweep: int) -> None:
+        """Mark a sweep finished (every point done): it is no longer reported as cut short."""
+        finished = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        with self._connect() as con, _transaction(con):
+            con.execute("UPDATE sweeps SET finished = ? WHERE id = ?", (finished, sweep))
+
+    def unfinished_sweeps(self, fingerprint: str) -> list[dict]:
+        """The sweeps on the dataset with this content that stopped before their last point (a restart, a
+        cancel, or one still running elsewhere), newest first: ``done``, ``total`` and ``started`` (UTC)."""
         with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")  # the write lock first: the cap's check and the entry are one step
-            try:
-                dataset = self._dataset_id(con, use.fingerprint, use.dataset)
-                if entry.is_dp:
-                    refusal = cap_refusal(self._totals(con, dataset), entry, meanwhile=True)
-                    if refusal:
-                        raise BudgetExceeded(refusal)
-                cur = con.execute(
-                    "INSERT INTO entries (time, dataset, name, purpose, method, epsilon, delta, rho, seeded, is_dp, "
-                    "rows, holdout, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (time, dataset, use.dataset, use.purpose, entry.method, entry.epsilon, entry.delta, entry.rho,
-                     int(entry.seeded), int(entry.is_dp), entry.rows, entry.holdout, use.source))
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            return cur.lastrowid
+            found = self._dataset(con, fingerprint)
+            if found is None:
+                return []
+            rows = con.execute("SELECT s.started, s.total, COUNT(p.job) FROM sweeps s LEFT JOIN sweep_points p "
+                               "ON p.sweep = s.id WHERE s.dataset = ? AND s.finished IS NULL GROUP BY s.id "
+                               "ORDER BY s.id DESC", (found[0],)).fetchall()
+        return [{"started": started, "total": total, "done": done} for started, total, done in rows]
 
     def set_cap(self, fingerprint: str, name: str, cap: Cap | None) -> None:
         """Set (or, with None, remove) the cap of the dataset with this content."""
@@ -400,13 +461,11 @@ class LedgerStore:
                 raise ValueError(f"A cap's ε must be a positive number, got {cap.epsilon!r}.")
             if not 0 <= cap.delta < 1:
                 raise ValueError(f"A cap's δ must be in [0, 1), got {cap.delta!r}.")
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
+        with self._connect() as con, _transaction(con):
             dataset = self._dataset_id(con, fingerprint, name)
             con.execute("UPDATE datasets SET cap_epsilon = ?, cap_delta = ? WHERE id = ?",
                         (None if cap is None else float(cap.epsilon), None if cap is None else float(cap.delta),
                          dataset))
-            con.execute("COMMIT")
 
     # -- reading ----------------------------------------------------------------
 

@@ -10,7 +10,8 @@ differentially private synthetic data"), in zero-concentrated DP, with every col
 * ρ is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε. With T = 4·d
   (``ROUNDS_PER_COLUMN``; the paper has 16·d) and a share α = 0.9 (``MEASURE_SHARE``) of each round on measuring,
   σ = √(T / (2αρ)) and ε₀ = √(8(1 − α)ρ / T) to start.
-* Round 0: every 1-way marginal, Gaussian noise σ (a record adds 1 to one cell of each: ρ = d/(2σ²)).
+* Round 0: every 1-way marginal, discrete Gaussian noise σ (a record adds 1 to one cell of each:
+  ρ = d/(2σ²)).
   A single column has nothing more to choose: its histogram gets all of ρ.
 * Each round t = 1, 2, …: the model p̂ is fitted to every noisy marginal so far; one candidate r
   is chosen by the exponential mechanism at ε₀ (ρ = ε₀²/8) on the score
@@ -18,7 +19,7 @@ differentially private synthetic data"), in zero-concentrated DP, with every col
   measurement would itself carry (sensitivity max_r w_r: one record moves ‖M_r(D) − x‖₁ by at most
   1 for any x fixed by the earlier rounds). Only candidates that keep the model's junction tree
   within (ρ spent / ρ)·``max_cells`` cells compete (public facts and earlier outputs). r's marginal
-  is measured with Gaussian noise σ (ρ = 1/(2σ²)) and p̂ is fitted again.
+  is measured with discrete Gaussian noise σ (ρ = 1/(2σ²)) and p̂ is fitted again.
 * Annealing: when the fitted model moved r's marginal by at most √(2/π)·σ·cells_r (what the
   measurement's own noise would explain), σ halves and ε₀ doubles: each later round costs 4×.
 * The last round takes what is left when less than two rounds' ρ remains, split α : 1 − α, so the
@@ -30,6 +31,11 @@ differentially private synthetic data"), in zero-concentrated DP, with every col
 * Records are drawn i.i.d. from the fitted model (:func:`.graphical.sample_tree`), numeric values
   uniformly inside their bin.
 
+Every noise draw and selection is exact (integers only: :mod:`..privacy.exact`; scores in units of
+2^−20, :func:`_choose`) and comes from the synthesis's secret noise stream; the records are drawn from the
+records' stream. The ledger lists round 0 and then one step per round, each in ρ; the run's ρ is
+converted once into (ε, δ) (:func:`..privacy.accounting.compose`).
+
 The measure step holds every exact candidate table; a new ε or seed re-runs only the rounds.
 Neighbouring datasets: add or remove one record.
 """
@@ -38,18 +44,19 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from .. import constraints
-from ..privacy import TOTAL, Budget, Step
-from ..privacy.accounting import zcdp_epsilon, zcdp_rho
+from ..privacy import TOTAL, Budget, DiscreteGaussian, ExponentialMechanism, Step
+from ..privacy.accounting import zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode
 from .forecasting import VERDICT, Forecast, domain_sizes, level_of, n_text, spendable
-from .graphical import (JunctionTree, conditionals, count_table, exponential_mechanism, fit_potentials,
-                        junction_tree, merge_rare, model_cells, model_marginal, sample_tree)
+from .graphical import (JunctionTree, conditionals, count_table, exact_l1, fit_potentials, junction_tree, merge_rare,
+                        model_cells, model_marginal, sample_tree)
 
 # T = 4·d rounds set the starting σ and ε₀. The paper's 16·d spends its first rounds at 2× the noise; on the
 # 80 % training rows of diamonds (5 runs each, bins 20) median TV2 was 0.0281 / 0.0155 / 0.0124 at ε = 0.3 / 1 / 3
@@ -62,14 +69,20 @@ RARE_SIGMAS = 3.0        # a value whose round-0 noisy count is below this many 
 BIAS = math.sqrt(2 / math.pi)  # E|Z| for Z ~ N(0, 1): the L1 error per cell a measurement carries, over σ
 
 
-def select(scores: np.ndarray, epsilon: float, sensitivity: float, rng: np.random.Generator) -> int:
-    """The candidate a round measures: the exponential mechanism, P ∝ exp(ε·score/(2Δ)) (ρ = ε²/8)."""
-    return exponential_mechanism(scores, epsilon, sensitivity, rng)
+SCORE_BITS = 20  # the model's counts in a score are rounded to multiples of 2^−20 (as MST's): exact scores
 
 
-def noisy(table: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """``table`` plus Gaussian noise of standard deviation ``sigma`` per cell (ρ = 1/(2σ²), L2 sensitivity 1)."""
-    return table + rng.normal(0.0, sigma, table.shape)
+def select(scores: list, epsilon: float, sensitivity: float, noise: np.random.Generator) -> int:
+    """The candidate a round measures: the exponential mechanism, P ∝ exp(ε·score/(2Δ)), sampled exactly
+    from the noise stream (ρ = ε²/8, bounded range)."""
+    return ExponentialMechanism(epsilon, sensitivity).select(scores, noise)
+
+
+def noisy(table: np.ndarray, sigma: float, noise: np.random.Generator) -> tuple[np.ndarray, float]:
+    """An integer ``table`` plus discrete Gaussian noise at ρ = 1/(2σ²) (L2 sensitivity 1), and the noise's
+    variance (its σ is ``sigma`` rounded up to a dyadic fraction: :class:`..privacy.DiscreteGaussian`)."""
+    mechanism = DiscreteGaussian(1 / (2 * sigma ** 2))
+    return mechanism.noisy(table, noise).astype(float), mechanism.variance
 
 
 def workload(sizes: list[int], triple_cells: int) -> list[tuple[int, ...]]:
@@ -84,11 +97,11 @@ def candidate_weights(work: list[tuple[int, ...]], d: int) -> dict[tuple[int, ..
     """w_r = Σ_{s ∈ W} |r ∩ s| for every r in W's downward closure (the 1-way sets included).
 
     >>> candidate_weights([(0, 1)], 2)
-    {(0,): 1.0, (1,): 1.0, (0, 1): 2.0}
+    {(0,): 1, (1,): 1, (0, 1): 2}
     """
     closure = sorted({sub for s in work for k in range(1, len(s) + 1) for sub in itertools.combinations(s, k)}
                      | {(v,) for v in range(d)}, key=lambda r: (len(r), r))
-    return {r: float(sum(len(set(r) & set(s)) for s in work)) for r in closure}
+    return {r: sum(len(set(r) & set(s)) for s in work) for r in closure}
 
 
 def total_cells(sizes: list[int], triple_cells: int) -> int:
@@ -112,7 +125,7 @@ def forecast_aim(schema, epsilon: float, n: int | None, *, bins: int, delta: flo
     sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho))
     cells = sum(a * b for a, b in itertools.combinations(sizes, 2)) / max(d * (d - 1) / 2, 1)
     head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), AIM measures its first marginals with "
-            f"Gaussian noise of standard deviation {sigma:,.1f} per cell, and later ones with less")
+            f"discrete Gaussian noise of standard deviation {sigma:,.1f} per cell, and later ones with less")
     if n is None:
         return Forecast(f"{head}; n is not declared, so the rows per cell of an average pair of columns "
                         f"(about n/{cells:,.0f}) are unknown.", "unknown")
@@ -126,11 +139,11 @@ class AIM(Synthesizer):
     name = "aim"
     label = "AIM (adaptive marginals, graphical model)"
     is_dp = True
-    spends = Budget(TOTAL, needs_delta=True,
+    spends = Budget(TOTAL, needs_delta=True, zcdp=True,
                     per_target="ρ: the 1-way marginals, then rounds of one selection and one measurement "
                                "each, until ρ is spent")
     description = ("Noisy 1-way marginals, then rounds that each choose privately the 2- or 3-way marginal "
-                   "the model gets most wrong, measure it with Gaussian noise and refit a graphical model "
+                   "the model gets most wrong, measure it with discrete Gaussian noise and refit a graphical model "
                    "to every noisy marginal; records drawn i.i.d. from the model (McKenna et al. 2022; "
                    "zCDP, reported as (ε, δ)-DP). Keeps marginals, pairs and triples.")
     # Bins per numeric column: 20 on diamonds at ε = 1 (bench/bench_dp_utility.py): at 10 the spread inside
@@ -176,39 +189,41 @@ class AIM(Synthesizer):
         codes, domains = encode(df, schema, columns, bins)
         sizes = [d.size for d in domains]
         weights = candidate_weights(workload(sizes, self.triple_max_cells), len(columns))
-        exact = {r: count_table(codes[:, list(r)], [sizes[v] for v in r]).astype(float) for r in weights}
+        exact = {r: count_table(codes[:, list(r)], [sizes[v] for v in r]) for r in weights}
         return {"columns": list(columns), "domains": domains, "sizes": sizes, "weights": weights, "exact": exact}
 
-    def generate(self, measured, *, epsilon, n, rng, bins, max_cells, delta=constraints.DEFAULT_DELTA):
+    def generate(self, measured, *, epsilon, n, rng, bins, max_cells, delta=constraints.DEFAULT_DELTA, noise=None):
+        noise = rng if noise is None else noise  # (a test driving generate by hand gives one generator)
         rho = zcdp_rho(epsilon, delta)
         d = len(measured["columns"])
         # one column has no pair to choose: its histogram takes all of ρ
         sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho)) if d > 1 else math.sqrt(1 / (2 * rho))
-        first = _first_round(measured, sigma, rng)
-        rounds, model = _rounds(measured, first, rho, max_cells, rng)
+        first = _first_round(measured, sigma, noise)
+        rounds, model = _rounds(measured, first, rho, max_cells, noise)
         codes = sample_tree(model["tree"], model["beliefs"], n, rng)
         values = {c: decode_column(_bins_of(codes[:, j], first["groups"][j], first["noisy"][j], rng), dom, rng)
                   for j, (c, dom) in enumerate(zip(measured["columns"], measured["domains"]))}
-        return values, _ledger_steps(measured, first, rounds, epsilon, delta, rho)
+        return values, _ledger_steps(measured, first, rounds, rho)
 
 
-def _first_round(measured, sigma: float, rng) -> dict:
+def _first_round(measured, sigma: float, noise) -> dict:
     """Round 0: every column's noisy histogram (σ each), its rare values merged (post-processing),
     and every candidate's exact table summed over the merged codes (what later rounds measure)."""
-    noisy1 = [noisy(measured["exact"][(v,)], sigma, rng) for v in range(len(measured["columns"]))]
+    drawn = [noisy(measured["exact"][(v,)], sigma, noise) for v in range(len(measured["columns"]))]
+    noisy1, var = [y for y, _ in drawn], drawn[0][1]
     groups = [merge_rare(y, RARE_SIGMAS * sigma) for y in noisy1]
     sizes = [int(g.max()) + 1 for g in groups]
-    seen = {(v,): [(np.bincount(g, weights=y), np.bincount(g) * sigma ** 2)] for v, (g, y) in enumerate(zip(groups, noisy1))}
+    seen = {(v,): [(np.bincount(g, weights=y), np.bincount(g) * var)] for v, (g, y) in enumerate(zip(groups, noisy1))}
     tables = {r: _merged(t, [groups[v] for v in r]) for r, t in measured["exact"].items()}
     return {"sigma": sigma, "noisy": noisy1, "groups": groups, "sizes": sizes, "seen": seen, "tables": tables,
-            "rho": len(noisy1) / (2 * sigma ** 2)}
+            "rho": 1 / (2 * sigma ** 2), "repeats": len(noisy1)}
 
 
 def _merged(table: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    """``table`` with the cells of each axis summed by that axis's codes."""
+    """An integer ``table`` with the cells of each axis summed by that axis's codes (still integers)."""
     for axis, g in enumerate(groups):
-        onehot = np.zeros((g.size, int(g.max()) + 1))
-        onehot[np.arange(g.size), g] = 1.0
+        onehot = np.zeros((g.size, int(g.max()) + 1), dtype=np.int64)
+        onehot[np.arange(g.size), g] = 1
         table = np.moveaxis(np.tensordot(table, onehot, axes=([axis], [0])), -1, axis)
     return table
 
@@ -226,10 +241,10 @@ def _bins_of(codes: np.ndarray, groups: np.ndarray, noisy1: np.ndarray, rng) -> 
     return out
 
 
-def _rounds(measured, first: dict, rho: float, max_cells: int, rng) -> tuple[list[dict], dict]:
+def _rounds(measured, first: dict, rho: float, max_cells: int, noise) -> tuple[list[dict], dict]:
     """The adaptive rounds after round 0, until ρ is spent; what each did and the last fitted model."""
     weights, tables, seen = measured["weights"], first["tables"], dict(first["seen"])
-    sigma, rho_used = first["sigma"], first["rho"]
+    sigma, rho_used = first["sigma"], first["rho"] * first["repeats"]
     eps0 = math.sqrt(8 * (1 - MEASURE_SHARE) * rho / (ROUNDS_PER_COLUMN * len(first["sizes"])))
     model = _fit(seen, first["sizes"], None, ROUND_ITERATIONS)
     rounds = []
@@ -240,8 +255,8 @@ def _rounds(measured, first: dict, rho: float, max_cells: int, rng) -> tuple[lis
             sigma, eps0 = math.sqrt(1 / (2 * MEASURE_SHARE * left)), math.sqrt(8 * (1 - MEASURE_SHARE) * left)
         spent = 1 / (2 * sigma ** 2) + eps0 ** 2 / 8
         rho_used = rho if last else rho_used + spent
-        r, before, pool = _choose(model, tables, weights, sigma, eps0, rho_used / rho * max_cells, rng)
-        seen[r] = seen.get(r, []) + [(noisy(tables[r], sigma, rng), sigma ** 2)]
+        r, before, pool = _choose(model, tables, weights, sigma, eps0, rho_used / rho * max_cells, noise)
+        seen[r] = seen.get(r, []) + [noisy(tables[r], sigma, noise)]
         model = _fit(seen, first["sizes"], model, FINAL_ITERATIONS if last else ROUND_ITERATIONS)
         moved = np.abs(model["total"] * _marginal(model, r) - before).sum()
         annealed = not last and moved <= BIAS * sigma * tables[r].size
@@ -252,14 +267,20 @@ def _rounds(measured, first: dict, rho: float, max_cells: int, rng) -> tuple[lis
     return rounds, model
 
 
-def _choose(model: dict, tables: dict, weights: dict, sigma: float, eps0: float, limit: float, rng):
+def _choose(model: dict, tables: dict, weights: dict, sigma: float, eps0: float, limit: float, noise):
     """One round's choice by the exponential mechanism among the candidates that keep the model within
-    ``limit`` cells; returns the set, the model's counts on it before measuring, and the pool's size."""
+    ``limit`` cells; returns the set, the model's counts on it before measuring, and the pool's size.
+
+    Scores are exact: the model's counts (a function of earlier outputs) are rounded to multiples of
+    2^−20 and the L1 distance to the integer table computed in integers, so one record moves it by at
+    most 1 and a score by at most w_r, as the sensitivity max_r w_r assumes.
+    """
     pool = [r for r in weights if _fits(model, r, limit)]
     fitted = [model["total"] * _marginal(model, r) for r in pool]
-    scores = np.array([weights[r] * (np.abs(tables[r] - f).sum() - BIAS * sigma * tables[r].size)
-                       for r, f in zip(pool, fitted)])
-    k = select(scores, eps0, max(weights.values()), rng)
+    unit = 2 ** SCORE_BITS
+    scores = [weights[r] * (Fraction(exact_l1(tables[r] * unit, np.rint(f * unit).astype(np.int64)), unit)
+                            - Fraction(BIAS * sigma * tables[r].size)) for r, f in zip(pool, fitted)]
+    k = select(scores, eps0, max(weights.values()), noise)
     return pool[k], fitted[k], len(pool)
 
 def _fits(model: dict, r: tuple[int, ...], limit: float) -> bool:
@@ -296,25 +317,25 @@ def _fit(seen: dict, sizes: list[int], previous: dict | None, iterations: int) -
             "total": total, "conds": None}
 
 
-def _ledger_steps(measured, first: dict, rounds: list[dict], epsilon: float, delta: float, rho: float) -> list[Step]:
-    """One zCDP step per round, each with its share of ε and δ in proportion to its ρ."""
+def _ledger_steps(measured, first: dict, rounds: list[dict], rho: float) -> list[Step]:
+    """Round 0 as d discrete Gaussian tables, then one zCDP step per round (its selection and its
+    measurement): the run's ρ is their sum, converted once into (ε, δ) by the ledger."""
     columns, sizes = measured["columns"], first["sizes"]
-    conversion = (f"zCDP: ρ = {rho:.4g} is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε "
-                  f"(= {zcdp_epsilon(rho, delta):.4g}, δ = {delta:g}); each round's ε and δ are its share of ρ "
-                  "times the total; the rounds compose adaptively in ρ")
     merged = [f"{c} {len(g)} → {s}" for c, g, s in zip(columns, first["groups"], sizes) if s < len(g)]
-    steps = [Step("Gaussian (zCDP)", f"round 0: 1-way marginals of {len(columns)} columns",
-                  epsilon * first["rho"] / rho, delta=delta * first["rho"] / rho, sensitivity=1.0, rho=first["rho"],
-                  detail=f"σ = {first['sigma']:.4g} per cell (ρ = d/(2σ²) = {first['rho']:.4g}); values counted below "
-                         f"{RARE_SIGMAS:g}σ merged into one (post-processing)"
-                         + (f": {', '.join(merged)} values" if merged else ": none") + f"; {conversion}")]
+    one = DiscreteGaussian(first["rho"])
+    steps = [one.step(f"round 0: 1-way marginals of {len(columns)} columns", repeats=first["repeats"],
+                      detail=f"ρ = {rho:.4g} in all; T = {ROUNDS_PER_COLUMN}·d, α = {MEASURE_SHARE:g}: "
+                             f"σ = √(T/(2αρ)) = {first['sigma']:.4g} per cell; values counted below "
+                             f"{RARE_SIGMAS:g}σ merged into one (post-processing)"
+                             + (f": {', '.join(merged)} values" if merged else ": none"))]
     for k, rd in enumerate(rounds, 1):
         names = ", ".join(columns[v] for v in rd["set"])
         cells = math.prod(sizes[v] for v in rd["set"])
-        steps.append(Step("exponential mechanism + Gaussian (zCDP)", f"round {k}: marginal of {names} ({cells:,} cells)",
-                          epsilon * rd["rho"] / rho, delta=delta * rd["rho"] / rho, sensitivity=1.0, rho=rd["rho"],
+        steps.append(Step("exponential mechanism (exact) + discrete Gaussian", f"round {k}: marginal of {names} "
+                          f"({cells:,} cells)", None, rho=rd["rho"], sigma=rd["sigma"],
                           detail=f"chosen among {rd['candidates']} candidates at ε₀ = {rd['eps0']:.4g} "
-                                 f"(ρ = ε₀²/8), measured with σ = {rd['sigma']:.4g} (ρ = 1/(2σ²))"
+                                 f"(ρ = ε₀²/8; score sensitivity {max(measured['weights'].values())}), measured "
+                                 f"with σ = {rd['sigma']:.4g} (ρ = 1/(2σ²), L2 sensitivity 1)"
                                  + ("; the model barely moved: σ halved and ε₀ doubled after this round"
                                     if rd["annealed"] else "")))
     return steps

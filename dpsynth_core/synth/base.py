@@ -5,8 +5,10 @@ Every synthesizer has two phases (METHODS.md §2):
 * ``measure`` — the only step that reads the confidential data (counts,
   sufficient statistics, fitted trees). It spends no randomness, so its
   result is cached per dataset content and reused for every ε and seed.
-* ``generate`` — noise and sampling: takes the measurement, ε and one numpy
-  Generator, returns synthetic values and the mechanism steps it ran.
+* ``generate`` — noise and sampling: takes the measurement, ε and two numpy
+  Generators (``noise``, the secret stream every privacy mechanism draws from, and
+  ``rng``, which samples records from what was released: :mod:`..privacy.randomness`),
+  returns synthetic values and the mechanism steps it ran.
 
 A synthesizer is one module: a subclass with every fact of the method on it — its options
 (:mod:`.options`), the way it spends ε (``spends``, :mod:`..privacy.budget`), its place in the picker
@@ -36,6 +38,7 @@ from .. import constraints
 from ..errors import BudgetExceeded, DataError, MethodRefused
 from ..privacy import NONE, TOTAL, Budget, Entry, Geometric, LedgerStore, Step, Use, build_ledger
 from ..privacy.mechanisms import check_epsilon
+from ..privacy.randomness import streams
 from ..schema import Schema, schema_of
 from .encoding import assemble_frame
 from .forecasting import Forecast, no_forecast
@@ -89,10 +92,15 @@ class Synthesizer:
         """
         return None
 
-    def refuse(self, schema: Schema, columns: list[str], n: int, **params) -> str | None:
+    def refuse(self, schema: Schema, columns: list[str], n: int | None, **params) -> str | None:
         """One sentence saying why this method cannot handle the data, or None.
 
-        Called before any work is done (no data is read).
+        Called before any work is done, with the public facts only: the schema, the declared number
+        of synthetic rows ``n`` (None when it is not declared: it will be a noisy count, up to
+        ``constraints.MAX_SYNTH_ROWS``) and the options. Never the data, its row count or any value:
+        a refusal that changed between n and n + 1 confidential rows would itself leak, so a DP
+        method that cannot bound its work without the data's size must work in pieces instead. The
+        sentence quotes no count or value of the data.
         """
         return None
 
@@ -103,10 +111,15 @@ class Synthesizer:
 
     def generate(self, measured: Any, *, epsilon: float | None, n: int, rng: np.random.Generator,
                  **params) -> tuple[dict[str, np.ndarray], list[Step]]:
-        """``n`` synthetic values per column from ``measured``, drawing only from ``rng``, and the ledger
-        steps of the mechanisms it ran. ``epsilon`` is what the declared budget gives one implicate (per
-        record or block for PER_RECORD, 0 for NONE, None for a method that is not DP); the steps must
-        spend exactly that, times the units for PER_RECORD (the core checks them)."""
+        """``n`` synthetic values per column from ``measured``, and the ledger steps of the mechanisms it
+        ran. ``epsilon`` is what the declared budget gives one implicate (per record or block for
+        PER_RECORD, 0 for NONE, None for a method that is not DP); the steps must spend exactly that,
+        times the units for PER_RECORD (the core checks them).
+
+        A DP method also gets ``noise``: every draw of a privacy mechanism (noise, a private choice, a
+        perturbed draw) comes from it, and only the sampling of records from released quantities from
+        ``rng`` (:mod:`..privacy.randomness`). ``noise=None`` (a test driving ``generate`` by hand)
+        means ``rng``. A method that is not DP gets ``rng`` alone."""
         raise NotImplementedError
 
     @property
@@ -211,7 +224,8 @@ def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, 
                          else "A Dask DataFrame needs a declared schema: its domains cannot be read off the data.")
     schema = schema if dask else schema_of(df, schema)
     params = synth.resolve(params)
-    refusal = synth.refuse(schema, schema.used, len(df), **params)
+    # a DP method's refusal sees no count of the data (Synthesizer.refuse); the synthetic n is not known here
+    refusal = synth.refuse(schema, schema.used, None if synth.is_dp else len(df), **params)
     if refusal:
         raise MethodRefused(refusal)
     return synth.measure(df, schema, schema.used, **params) if dask else _measured(synth, df, schema, schema.used, params)
@@ -220,7 +234,8 @@ def measurement(df: pd.DataFrame, method: str, *, schema: Schema | None = None, 
 # -- the public entry point --------------------------------------------------
 
 def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """One Generator from ``seed`` (None: fresh operating-system entropy)."""
+    """One Generator from ``seed`` (None: fresh operating-system entropy), for the teaching demos; a
+    synthesis draws from two (:func:`..privacy.randomness.streams`)."""
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
@@ -273,7 +288,9 @@ def synthesize(
         Same seed, same output: reproducible exploration, labelled not DP (the
         output is then a fixed function of the data). None (the default) draws
         fresh operating-system entropy that is never stored or returned; only
-        such runs can be labelled DP.
+        such runs can be labelled DP. The privacy noise and the sampling of
+        records come from two separate streams (:mod:`..privacy.randomness`),
+        both derived from the seed when one is given.
     columns : list of str, optional
         Synthesize only these columns and keep the others row for row
         (partial synthesis; the release then contains original values and is
@@ -405,24 +422,30 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
 
     params = synth.resolve(params)
     kept = [c for c in used if c not in targets]
-    refusal = synth.refuse(schema, targets, n if n is not None else len(df), **params)
+    # A DP run's refusal sees public facts only (Synthesizer.refuse); a run that is not DP (a method that
+    # is not, or a partial synthesis, which keeps the rows) releases len(df) rows anyway.
+    refusal_n = n if n is not None else None if synth.is_dp and not kept else len(df)
+    refusal = synth.refuse(schema, targets, refusal_n, **params)
     if refusal:
         raise MethodRefused(refusal)
 
-    rng = make_rng(seed)
-    n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, rng)
+    rng, noise = streams(seed)
+    n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, noise)
     budget, plan = synth.spends, None
     if synth.is_dp:
         plan = budget.plan(epsilon, n=n, row_count=float(sum(s.epsilon for s in count_steps)), implicates=implicates,
-                           params=params)
+                           params=params, delta=budget.run_delta(delta))
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
     else:
         measured = _measured(synth, df, schema, targets, params) if measured is None else measured
         extra = {}
-    if budget.needs_delta:  # (ε, δ) methods need δ > 0: the default when none is asked for
-        extra["delta"] = (float(delta) or constraints.DEFAULT_DELTA) / implicates
+    implicate_delta = budget.implicate_delta(delta, implicates)
+    if implicate_delta is not None:  # (ε, δ) methods need δ > 0: the default when none is asked for
+        extra["delta"] = implicate_delta
+    if synth.is_dp:
+        extra["noise"] = noise
     frames, parts = [], []
     for m in range(implicates):
         values, part = synth.generate(measured, epsilon=None if plan is None else plan.generation_epsilon, n=n,
@@ -431,7 +454,7 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
         frames.append(assemble_frame(values, schema, df.columns, n))
         parts.append([dataclasses.replace(st, implicate=m + 1) for st in part] if implicates > 1 else part)
     if plan is not None:
-        budget.check(plan, count_steps, parts)  # a mismatch is a bug, never user error
+        budget.check(plan, count_steps, parts, implicate_delta=implicate_delta)  # a mismatch is a bug
 
     ledger = build_ledger(synth, schema, plan=plan, delta=delta, n=n, implicates=implicates,
                           row_count_source=row_count_source,
@@ -456,7 +479,7 @@ def _checked_epsilon(synth: Synthesizer, epsilon, *, n_declared: bool) -> float 
 
 
 def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: float | None,
-               kept: list[str], rng: np.random.Generator) -> tuple[int, list[Step], str]:
+               kept: list[str], noise: np.random.Generator) -> tuple[int, list[Step], str]:
     """The number of synthetic rows, and the budget it cost.
 
     Under add/remove-one neighbours the exact row count is itself a statistic
@@ -469,7 +492,7 @@ def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: flo
         return len(df), [], "the number of rows in the data (this run is not DP)"
     share = synth.spends.row_count_share
     mechanism = Geometric(synth.spends.row_count_epsilon(epsilon))
-    noisy = max(1, len(df) + int(mechanism.sample(rng, 1)[0]))
+    noisy = max(1, len(df) + int(mechanism.sample(noise, 1)[0]))
     step = mechanism.step("number of rows",
                           detail=f"{share:.0%} of ε; the result sets the synthetic row count")
     return min(noisy, constraints.MAX_SYNTH_ROWS), [step], f"released with noise (ε = {mechanism.epsilon:.4g})"

@@ -128,15 +128,17 @@ class Dirichlet(Synthesizer):
         # pandas or, partition by partition, Dask (see .counting)
         return Table(list(columns), domains, flat_counts(df, schema, list(columns), bins))
 
-    def generate(self, measured: Table, *, epsilon, n, rng, bins):
+    def generate(self, measured: Table, *, epsilon, n, rng, bins, noise=None):
+        noise = rng if noise is None else noise
         cells = measured.counts.size
         alpha = dirichlet_alpha(n, epsilon)
-        # Dirichlet(α + X) as normalised gamma variates (shape 0, possible when α underflows
-        # at huge ε, gives 0: empty cells then get no rows).
-        g = rng.standard_gamma(measured.counts + alpha)
+        # The posterior draw and the multinomial are the mechanism: from the secret noise stream. Dirichlet(α + X)
+        # as normalised gamma variates (shape 0, possible when α underflows at huge ε, gives 0: empty cells then
+        # get no rows).
+        g = noise.standard_gamma(measured.counts + alpha)
         total = g.sum()
         pi = g / total if total > 0 else np.full(cells, 1.0 / cells)
-        synthetic_counts = rng.multinomial(n, pi)
+        synthetic_counts = noise.multinomial(n, pi)
         cell_of_row = rng.permutation(np.repeat(np.arange(cells), synthetic_counts))
         codes = [(cell_of_row // stride) % size for stride, size in zip(_strides(measured.shape), measured.shape)]
         values = {c: decode_column(codes[j], d, rng) for j, (c, d) in enumerate(zip(measured.columns, measured.domains))}

@@ -54,7 +54,6 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from .. import constraints
-from ..errors import MethodRefused
 from ..privacy import TOTAL, Budget, Geometric, Laplace, Step
 from ..privacy.mechanisms import geometric_variance
 from . import options as opt
@@ -63,16 +62,9 @@ from .counting import is_dask, partition_sum
 from .encoding import Domain, column_domain, decode_column, encode_column
 from .forecasting import VERDICT, Forecast, level_of, spendable
 from .options import Option
-from .regression_design import (block_width, check_options, column_features, design_matrix, design_refusal,
-                                from_unit, to_unit)
+from .regression_design import block_width, check_options, column_features, design_chunks, from_unit, to_unit
 
 UU, UY, YY, ZZ = "U'U", "U'Y", "Y'Y", "Z'Z"  # keys of moment_sensitivities
-
-
-def _widest(schema, columns, max_predictors) -> list[str]:
-    """The columns whose design blocks are widest, as many as a regression may use (the memory check's bound)."""
-    widest = sorted(columns, key=lambda c: block_width(schema[c]))
-    return widest[-max_predictors:] if max_predictors else widest
 DEFAULT_CAT_BINS = 5
 DEFAULT_MAX_CELLS = 1000
 DEFAULT_LOG_SCALE = True
@@ -425,7 +417,8 @@ class DPSequentialRegression(Synthesizer):
         if bad is None and (isinstance(numeric_weight, bool) or not isinstance(numeric_weight, (int, float))
                             or not (numeric_weight > 0 and math.isfinite(numeric_weight))):
             bad = f"numeric_weight must be a positive number, got {numeric_weight!r}."
-        bad = bad or design_refusal("DP sequential regression", schema, _widest(schema, columns, max_predictors), n)
+        # No memory check on a number of rows: the designs are built in pieces that fit the budget
+        # (regression_design.design_chunks), so nothing here depends on the data or on n.
         if bad or order is None:
             return bad
         if isinstance(order, str) or not all(isinstance(c, str) for c in order):
@@ -450,10 +443,6 @@ class DPSequentialRegression(Synthesizer):
             return partition_sum(df, lambda part: self.measure(
                 part, schema, columns, bins=bins, cat_bins=cat_bins, max_cells=max_cells, order=order,
                 log_scale=log_scale, max_predictors=max_predictors, numeric_weight=numeric_weight), add=_add_measured)
-        refusal = design_refusal("DP sequential regression", schema, _widest(schema, columns, max_predictors),
-                                 len(df))  # refuse() saw n_s rows
-        if refusal:
-            raise MethodRefused(refusal)
         logged = log_columns(schema, columns) if log_scale else []
         originals = {c: schema[c] for c in logged}
         if logged:  # model these columns on the log scale (public bounds transformed too)
@@ -482,15 +471,17 @@ class DPSequentialRegression(Synthesizer):
                 models.append(_Table(c, tuple(preds), pdoms, d, counts))
             else:
                 preds = regression_predictors(previous, max_predictors)
-                U = design_matrix(features, schema, preds, n)
                 y = features[c]
                 seen = ~np.isnan(y)
-                Z = np.column_stack([U[seen], y[seen]])
+                width = 2 + sum(block_width(schema[p]) for p in preds)  # intercept, predictors, y
+                moments = np.zeros((width, width))  # (an empty partition of a Dask frame adds nothing)
+                for rows, U in design_chunks(features, schema, preds, n):  # pieces within the memory budget
+                    Z = np.column_stack([U[seen[rows]], y[rows][seen[rows]]])
+                    # One BLAS thread: threads spin-wait when the cores are shared, and this
+                    # product (n × p², p ≈ 25) was 8× slower with two on a loaded 2-core machine.
+                    with threadpool_limits(limits=1):
+                        moments = moments + Z.T @ Z
                 n_missing = int(np.count_nonzero(~seen)) if col.nullable else None
-                # One BLAS thread: threads spin-wait when the cores are shared, and this
-                # product (n × p², p ≈ 25) was 8× slower with two on a loaded 2-core machine.
-                with threadpool_limits(limits=1):
-                    moments = Z.T @ Z
                 models.append(_Linear(c, tuple(preds), moments, n_missing))
         return schema, chain, models, originals
 
@@ -593,8 +584,10 @@ class DPSequentialRegression(Synthesizer):
         # T the Cholesky factor of (U′U)⁻¹ and z ~ N(0, I); then Y* = Uβ* + σ* v.
         sigma = math.sqrt(sse / rng.chisquare(df))
         beta = b + sigma * np.linalg.cholesky(uu_inv) @ rng.standard_normal(model.p)
-        U = design_matrix(features, schema, model.predictors, n)
-        y = from_unit(U @ beta + sigma * rng.standard_normal(n), col)
+        y = sigma * rng.standard_normal(n)
+        for rows, U in design_chunks(features, schema, model.predictors, n):  # pieces within the memory budget
+            y[rows] += U @ beta
+        y = from_unit(y, col)
         if stats.n_missing is not None:
             m = max(stats.n_missing, 0)
             o = max(stats.moments[0, 0], 0.0)
@@ -603,8 +596,9 @@ class DPSequentialRegression(Synthesizer):
         return y
 
     def generate(self, measured, *, epsilon, n, rng, bins, cat_bins, max_cells, order=None, log_scale=True,
-                 max_predictors=None, numeric_weight=1.0):
-        noisy, steps = self.noisy_statistics(measured, epsilon=epsilon, rng=rng, numeric_weight=numeric_weight)
+                 max_predictors=None, numeric_weight=1.0, noise=None):
+        noise = rng if noise is None else noise
+        noisy, steps = self.noisy_statistics(measured, epsilon=epsilon, rng=noise, numeric_weight=numeric_weight)
         values = self.sample(measured, noisy, n=n, rng=rng)
         originals = measured[3] if len(measured) > 3 else {}
         for c, col in originals.items():  # back from the log scale (post-processing)

@@ -151,8 +151,13 @@ def schema_dtype(col: ColumnSchema):
 
 
 def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
-    """``values`` in :func:`schema_dtype`; values that do not fit (only kept or non-DP
-    columns can hold them) are left as they are."""
+    """``values`` in :func:`schema_dtype`, numbers rounded to the column's declared precision (``decimals``);
+    values that do not fit (only kept or non-DP columns can hold them) are left as they are.
+
+    The rounding happens here, where every synthetic frame is assembled, so that every path (the app,
+    the command line, a release) and every statistic computed from a synthesis (previews, reports)
+    sees the values that are released; digits past the declared precision would only carry more of
+    the record generator's output."""
     if col.kind == "categorical" and isinstance(values, np.ndarray) and values.dtype == object:
         typed = _labels_as(values, schema_dtype(col))
         if typed is not None:
@@ -164,7 +169,9 @@ def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
     try:
         if col.kind == "numeric":
             x = pd.to_numeric(s, errors="coerce").astype(float)
-            return x.round().astype("Int64") if col.integer else x
+            if col.integer:
+                return x.round().astype("Int64")
+            return x.round(col.decimals) if col.decimals is not None else x
         return s.astype(dtype)
     except (TypeError, ValueError, OverflowError):
         return s

@@ -1,7 +1,7 @@
 """Pieces shared by the marginal-based synthesizers (MST, PrivBayes).
 
 Count tables over discretised columns, the post-processing that turns a
-noisy table into a non-negative one, the exponential mechanism, and
+noisy table into a non-negative one, exact L1 distances for selection scores, and
 ancestral sampling from a directed model (a tree or a Bayesian network):
 every record is drawn i.i.d. from the fitted model, column by column, each
 from its conditional given its parents' drawn values.
@@ -66,11 +66,18 @@ def merge_rare(noisy: np.ndarray, threshold: float) -> np.ndarray:
     return np.where(keep, np.cumsum(keep) - 1, keep.sum())
 
 
-def exponential_mechanism(scores: np.ndarray, epsilon: float, sensitivity: float, rng: np.random.Generator) -> int:
-    """Index chosen with probability ∝ exp(ε·score / (2Δ)) (McSherry & Talwar 2007)."""
-    logits = epsilon * np.asarray(scores, dtype=float) / (2 * sensitivity)
-    p = np.exp(logits - logits.max())
-    return int(rng.choice(len(p), p=p / p.sum()))
+def exact_l1(a: np.ndarray, b: np.ndarray) -> int:
+    """Σ |a − b| of two int64 arrays as an exact integer (in Python integers when int64 could overflow).
+
+    The selection scores of MST and PrivBayes are computed this way, so that the sensitivity their
+    exact sampling assumes holds for the numbers actually compared (no floating-point rounding).
+    """
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    if not a.size:
+        return 0
+    if int(np.abs(a).max()) + int(np.abs(b).max()) < 2 ** 62 // a.size:
+        return int(np.abs(a - b).sum())
+    return sum(abs(int(x) - int(y)) for x, y in zip(a.ravel().tolist(), b.ravel().tolist()))
 
 
 def sample_rows(cond: np.ndarray, parent_index: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -81,12 +81,13 @@ class Independent(Synthesizer):
         domains = [column_domain(schema[c], bins) for c in columns]
         return columns, domains, marginals(df, schema, columns, bins)
 
-    def generate(self, measured, *, epsilon, n, rng, bins):
+    def generate(self, measured, *, epsilon, n, rng, bins, noise=None):
+        noise = rng if noise is None else noise
         columns, domains, counts = measured
         eps_j = epsilon / len(columns)
         values, steps = {}, []
         for c, d, x in zip(columns, domains, counts):
-            p = noisy_distribution(x, eps_j, rng)
+            p = noisy_distribution(x, eps_j, noise)
             values[c] = decode_column(rng.choice(d.size, size=n, p=p), d, rng)
             steps.append(Geometric(eps_j).step(f"histogram of {c} ({d.size} cells)",
                                                detail=f"P(k) ∝ exp(−{eps_j:.4g}·|k|)"))

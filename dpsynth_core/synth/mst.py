@@ -8,8 +8,8 @@ METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun 
    2-way marginals, which carry the associations (the paper splits in thirds;
    this split gives a lower mean 2-way total variation on diamonds at every ε
    in bench/bench_dp_utility.py, and the selection still finds the strong pairs).
-2. Every 1-way marginal gets Gaussian noise, σ² = d/(2ρ₁) (a record adds 1 to
-   one cell of each of the d tables: L2 sensitivity 1 per table), over the
+2. Every 1-way marginal gets discrete Gaussian noise, σ² = d/(2ρ₁) (a record adds 1 to
+   one cell of each of the d tables: L2 sensitivity 1 per table, ρ₁/d each), over the
    column's coarse bins (``bins`` per numeric column).
    Post-processing of these noisy counts alone: values below 3σ are merged
    into one "rare" value (as in the authors' code: fewer cells to measure),
@@ -18,9 +18,14 @@ METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun 
    half-width bins inside the bins it keeps.
 3. d − 1 pairs forming a spanning tree, chosen in Kruskal's order: each step
    picks among the pairs joining two components by the exponential
-   mechanism on ‖M_ij(D) − M_ij(p̂)‖₁ (sensitivity 1; p̂ the independent model
-   of step 2), at ε₀ = √(8ρ_s/(d − 1)) (ρ = ε₀²/8 per step).
-4. The chosen 2-way marginals (on the domains of step 2) get Gaussian noise;
+   mechanism on ‖M_ij(D) − M_ij(p̂)‖₁ (p̂ the independent model of step 2), at
+   ε₀ = √(8ρ_s/(d − 1)) (ρ = ε₀²/8 per step). The score is computed exactly,
+   in integers: the model's table N·p̂_i p̂_jᵀ is rounded to multiples of
+   2⁻²⁰ (a function of step 2's noisy counts alone), so the score is an integer
+   count of 2⁻²⁰ units, and one record, moving one cell of M_ij(D) by 1, moves
+   it by at most 2²⁰ units: sensitivity exactly 1. The choice is sampled
+   exactly (:class:`~dpsynth_core.privacy.mechanisms.ExponentialMechanism`).
+4. The chosen 2-way marginals (on the domains of step 2) get discrete Gaussian noise;
    table e gets ρ_e ∝ cells_e^(2/3) of ρ₂ (:func:`allocate_rho`), σ_e² = 1/(2ρ_e).
 5. Estimation (post-processing): each column's distribution combines its
    noisy 2-way margins (and its noisy 1-way, when modelled on its bins)
@@ -39,29 +44,34 @@ uniformly inside the bin. Every choice that depends on the data (merged
 values, half-width bins, each table's ρ_e) is made from the noisy
 counts only: the measure step holds the exact counts, and a new ε or seed
 re-runs only steps 1–6. Neighbouring datasets: add or remove one record.
+
+Every noise draw and choice of steps 2–4 is exact (integers only: :mod:`..privacy.exact`) and comes
+from the synthesis's secret noise stream; step 6 samples records from the records' stream. The
+ledger lists each step's ρ (and σ) and converts their sum once into (ε, δ).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from .. import constraints
-from ..privacy import TOTAL, Budget, Step
-from ..privacy.accounting import zcdp_epsilon, zcdp_rho
+from ..privacy import TOTAL, Budget, DiscreteGaussian, ExponentialMechanism, Step
+from ..privacy.accounting import zcdp_rho
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode
 from .forecasting import VERDICT, Forecast, domain_sizes, level_of, n_text, spendable
-from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
-                        table_cells_refusal)
+from .graphical import conditional, count_table, exact_l1, project_simplex, sample_rows, table_cells_refusal
 
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
 REFINE_SHARE = 0.2  # a numeric column keeping at most this share of its bins is modelled at half-width bins
 IPF_ITERATIONS = 30
 MD_ITERATIONS = 100  # from the IPF start, TV2 on diamonds stops improving by about 100
+SCORE_BITS = 20  # the tree's scores are counted in units of 2^−20 (step 3)
 
 
 def split_rho(rho: float, d: int) -> tuple[float, float, float]:
@@ -204,7 +214,7 @@ class MST(Synthesizer):
     name = "mst"
     label = "MST (spanning tree of noisy 2-way marginals)"
     is_dp = True
-    spends = Budget(TOTAL, needs_delta=True,
+    spends = Budget(TOTAL, needs_delta=True, zcdp=True,
                     per_target="ρ over the 1-way marginals, the tree's selection and its 2-way marginals")
     description = ("Noisy 1-way marginals, a maximum spanning tree of 2-way marginals chosen privately, "
                    "noisy 2-way marginals on the tree, and records drawn i.i.d. from the tree model "
@@ -235,29 +245,35 @@ class MST(Synthesizer):
     def measure(self, df, schema, columns, *, bins):
         return measure_marginals(df, schema, columns, bins)
 
-    def generate(self, measured, *, epsilon, n, rng, bins, delta=constraints.DEFAULT_DELTA):
+    def generate(self, measured, *, epsilon, n, rng, bins, delta=constraints.DEFAULT_DELTA, noise=None):
+        noise = rng if noise is None else noise
         d = len(measured["columns"])
         rho = zcdp_rho(epsilon, delta)
         rho1, rho_s, rho2 = split_rho(rho, d)
-        one = _measure_one_way(measured, rho1, rng)
-        edges, eps0, tree = [], 0.0, {}
+        one = _measure_one_way(measured, rho1, noise)
+        edges, tree, steps = [], {}, [one["step"]]
         if d > 1:
-            edges, eps0 = _select_tree(measured, one, rho_s, rng)
-            tree = _measure_tree(measured, one, edges, rho2, rng)
+            edges, selection = _select_tree(measured, one, rho_s, noise)
+            tree = _measure_tree(measured, one, edges, rho2, noise)
+            steps += [selection] + tree["steps"]
         order, parent = _rooted(d, edges)
         root_p, cond = _estimate(order, parent, one, tree)
         values = _sample(measured, one, order, parent, root_p, cond, n, rng)
-        return values, _ledger_steps(measured["columns"], epsilon, delta, rho, (rho1, rho_s, rho2), one, edges,
-                                     eps0, tree)
+        return values, steps
 
 
-def _measure_one_way(measured, rho1: float, rng) -> dict:
+def _measure_one_way(measured, rho1: float, noise) -> dict:
     """Step 2: noisy counts of each column's bins, and the model domains read off them (post-processing)."""
-    d = len(measured["columns"])
-    sigma = math.sqrt(d / (2 * rho1))
+    columns = measured["columns"]
+    d = len(columns)
+    mechanism = DiscreteGaussian(rho1 / d)  # one table per column, each of L2 sensitivity 1
+    sigma, variance = mechanism.sigma, mechanism.variance
+    exact = [np.rint(np.bincount(coarse, weights=counts)).astype(np.int64)
+             for coarse, counts in zip(measured["coarse"], measured["one"])]
+    drawn = np.split(mechanism.sample(noise, sum(len(e) for e in exact)), np.cumsum([len(e) for e in exact])[:-1])
     out = {"sigma": sigma, "noisy": [], "model": [], "to_one": [], "y": [], "v": [], "refined": []}
-    for coarse, exact, dom in zip(measured["coarse"], measured["one"], measured["domains"]):
-        noisy = np.bincount(coarse, weights=exact) + rng.normal(0, sigma, coarse.max() + 1)
+    for coarse, counts, z in zip(measured["coarse"], exact, drawn):
+        noisy = (counts + z).astype(float)
         groups = _groups(noisy, sigma)
         kept = int((noisy >= RARE_SIGMAS * sigma).sum())
         # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group, and
@@ -268,50 +284,72 @@ def _measure_one_way(measured, rho1: float, rng) -> dict:
         out["model"].append(model)
         out["to_one"].append(to_one)
         out["y"].append(np.bincount(groups, weights=noisy))
-        out["v"].append(np.bincount(groups) * sigma ** 2)  # variance of each group's sum
+        out["v"].append(np.bincount(groups) * variance)  # variance of each group's sum
         out["refined"].append(refine)
+    refined = [c for c, r in zip(columns, out["refined"]) if r]
+    out["step"] = mechanism.step(
+        f"1-way marginal of each of the {d} columns", repeats=d,
+        detail=f"{sum(len(e) for e in exact)} cells in all; ρ₁ = {rho1:.4g} shared equally over the {d} tables; "
+               f"values below {RARE_SIGMAS:g}σ merged" + (f"; {', '.join(refined)} keep at most "
+                                                      f"{REFINE_SHARE:.0%} of their bins: modelled at half-width "
+                                                      "bins inside them" if refined else "")
+               + " (both post-processing of these noisy counts)")
     return out
 
 
-def _select_tree(measured, one: dict, rho_s: float, rng) -> tuple[list[tuple[int, int]], float]:
+def _select_tree(measured, one: dict, rho_s: float, noise) -> tuple[list[tuple[int, int]], Step]:
     """Step 3: d − 1 pairs in Kruskal's order, each by the exponential mechanism at ε₀ = √(8ρ_s/(d − 1)).
 
     Scored on the exact 2-way tables over the 1-way groups against the independent model of the
-    noisy 1-way counts (sensitivity 1: one record moves one cell of the table by 1).
+    noisy 1-way counts, in integer units of 2^−20 (module docstring: sensitivity exactly 1).
     """
     d = len(measured["columns"])
     n1 = max(_weighted([(y.sum(), v.sum()) for y, v in zip(one["y"], one["v"])]), 1.0)
     p1 = [project_simplex(y, n1) for y in one["y"]]
     p1 = [p / p.sum() if p.sum() > 0 else np.full(p.size, 1 / p.size) for p in p1]
     group_of = [_onehot(to_one[model]) for model, to_one in zip(one["model"], one["to_one"])]
-    score = {(i, j): np.abs(group_of[i].T @ t @ group_of[j] - n1 * np.outer(p1[i], p1[j])).sum()
+    unit = 2 ** SCORE_BITS
+    score = {(i, j): Fraction(exact_l1(np.rint(group_of[i].T @ t @ group_of[j]).astype(np.int64) * unit,
+                                        np.rint(n1 * unit * np.outer(p1[i], p1[j])).astype(np.int64)), unit)
              for (i, j), t in measured["two"].items()}
-    eps0 = math.sqrt(8 * rho_s / (d - 1))
+    mechanism = ExponentialMechanism(math.sqrt(8 * rho_s / (d - 1)), 1.0)
     component, edges = list(range(d)), []
     for _ in range(d - 1):
         candidates = [e for e in score if component[e[0]] != component[e[1]]]
-        e = candidates[exponential_mechanism(np.array([score[c] for c in candidates]), eps0, 1.0, rng)]
+        e = candidates[mechanism.select([score[c] for c in candidates], noise)]
         edges.append(e)
         old, new = component[e[1]], component[e[0]]
         component = [new if c == old else c for c in component]
-    return edges, eps0
+    columns = measured["columns"]
+    chosen = ", ".join(f"{columns[i]}–{columns[j]}" for i, j in edges)
+    return edges, mechanism.zcdp_step(
+        f"spanning tree: {d - 1} pairs of columns", repeats=d - 1,
+        detail=f"ρ_s = {rho_s:.4g} over {d - 1} Kruskal steps, each ε₀ = {mechanism.epsilon:.4g}-DP "
+               f"(ρ = ε₀²/8, bounded range); score ‖M_ij(D) − M_ij(p̂)‖₁ in units of 2^−{SCORE_BITS}, "
+               f"sampled exactly; chosen: {chosen}")
 
 
-def _measure_tree(measured, one: dict, edges, rho2: float, rng) -> dict:
-    """Step 4: each tree pair's table over the model codes, with Gaussian noise at its ρ_e."""
+def _measure_tree(measured, one: dict, edges, rho2: float, noise) -> dict:
+    """Step 4: each tree pair's table over the model codes, with discrete Gaussian noise at its ρ_e."""
     exact = {}
     for i, j in edges:
         gi, gj = _onehot(one["model"][i]), _onehot(one["model"][j])
-        exact[(i, j)] = gi.T @ measured["two"][(i, j)] @ gj
+        exact[(i, j)] = np.rint(gi.T @ measured["two"][(i, j)] @ gj).astype(np.int64)
     rhos = allocate_rho(rho2, [t.size for t in exact.values()])
-    sigma = {e: math.sqrt(1 / (2 * r)) for e, r in zip(exact, rhos)}
-    noisy = {e: t + rng.normal(0, sigma[e], t.shape) for e, t in exact.items()}
-    return {"noisy": noisy, "sigma": sigma}
+    mechanisms = {e: DiscreteGaussian(float(r)) for e, r in zip(exact, rhos)}
+    drawn = DiscreteGaussian.noisy_many(list(mechanisms.values()), list(exact.values()), noise)
+    noisy = {e: t.astype(float) for e, t in zip(exact, drawn)}
+    columns = measured["columns"]
+    steps = [m.step(f"2-way marginal {columns[i]}–{columns[j]} ({exact[(i, j)].size} cells)",
+                    detail=f"tree table; ρ₂ = {rho2:.4g} over the {len(edges)} tables, each ρ_e ∝ cells^(2/3) "
+                           "(cells after step 1's merging and refining)")
+             for (i, j), m in mechanisms.items()]
+    return {"noisy": noisy, "var": {e: m.variance for e, m in mechanisms.items()}, "steps": steps}
 
 
 def _estimate(order, parent, one: dict, tree: dict) -> tuple[np.ndarray, dict[int, np.ndarray]]:
     """Step 5: the root's distribution and each child's conditional given its parent (post-processing)."""
-    noisy, var = tree.get("noisy", {}), {e: s ** 2 for e, s in tree.get("sigma", {}).items()}
+    noisy, var = tree.get("noisy", {}), tree.get("var", {})
     totals = [(y.sum(), v.sum()) for y, v in zip(one["y"], one["v"])]
     totals += [(t.sum(), t.size * var[e]) for e, t in noisy.items()]
     total = max(_weighted(totals), 1.0)
@@ -365,36 +403,6 @@ def _fine_given_model(model: np.ndarray, coarse: np.ndarray, noisy: np.ndarray) 
     empty = w.sum(axis=1) <= 0
     w[empty] = (model[None, :] == np.flatnonzero(empty)[:, None])
     return w / w.sum(axis=1, keepdims=True)
-
-
-def _ledger_steps(columns, epsilon, delta, rho, rhos, one: dict, edges, eps0, tree: dict) -> list[Step]:
-    """The three zCDP steps, each with its share of ε and δ in proportion to its ρ."""
-    d = len(columns)
-    shares = [epsilon * r / rho for r in rhos]
-    conversion = (f"zCDP: ρ = {rho:.4g} is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε "
-                  f"(= {zcdp_epsilon(rho, delta):.4g}, δ = {delta:g}); each step's ε and δ are its share "
-                  "of ρ times the total")
-    refined = [c for c, r in zip(columns, one["refined"]) if r]
-    steps = [Step("Gaussian (zCDP)", f"1-way marginals of {d} columns", shares[0], delta=delta * rhos[0] / rho,
-                  sensitivity=1.0,
-                  detail=f"ρ = {rhos[0]:.4g} over {d} tables, σ = {one['sigma']:.4g} per cell; values below "
-                         f"{RARE_SIGMAS:g}σ merged" + (f"; {', '.join(refined)} keep at most "
-                                                       f"{REFINE_SHARE:.0%} of their bins: modelled at half-width "
-                                                       "bins inside them" if refined else "")
-                         + " (both post-processing of these noisy counts); " + conversion)]
-    if d > 1:
-        chosen = ", ".join(f"{columns[i]}–{columns[j]}" for i, j in edges)
-        steps.append(Step("exponential mechanism (zCDP)", f"spanning tree: {d - 1} pairs of columns", shares[1],
-                          delta=delta * rhos[1] / rho, sensitivity=1.0,
-                          detail=f"ρ = {rhos[1]:.4g} over {d - 1} Kruskal steps, ε₀ = {eps0:.4g} each "
-                                 f"(ρ = ε₀²/8); score ‖M_ij(D) − M_ij(p̂)‖₁; chosen: {chosen}"))
-        tables = "; ".join(f"{columns[i]}–{columns[j]} {t.size} cells σ = {tree['sigma'][(i, j)]:.4g}"
-                           for (i, j), t in tree["noisy"].items())
-        steps.append(Step("Gaussian (zCDP)", f"2-way marginals on the tree ({d - 1} tables)", shares[2],
-                          delta=delta * rhos[2] / rho, sensitivity=1.0,
-                          detail=f"ρ = {rhos[2]:.4g} over {d - 1} tables, each ρ_e ∝ cells^(2/3) (cells after "
-                                 f"step 1's merging and refining): {tables}"))
-    return steps
 
 
 def _rooted(d: int, edges: list[tuple[int, int]]) -> tuple[list[int], dict[int, int]]:

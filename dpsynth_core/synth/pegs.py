@@ -393,7 +393,8 @@ class Pegs(Synthesizer):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
     def generate(self, measured: PegsModel, *, epsilon, n, rng, bins, top, ranking="public",
-                 chains=None):
+                 chains=None, noise=None):
+        noise = rng if noise is None else noise  # every draw of a code is the mechanism; rng only decodes
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
 
@@ -402,10 +403,10 @@ class Pegs(Synthesizer):
         def sweep(codes):
             for cond, sampler in zip(measured.conditionals, samplers):
                 codes[:, cond.target] = sampler.draw_rows_of(
-                    len(codes), lambda rows, cond=cond: cond.rows_of(cond.key_of(codes[rows])), rng)
+                    len(codes), lambda rows, cond=cond: cond.rows_of(cond.key_of(codes[rows])), noise)
             return codes[:, None].copy()
 
-        codes = run_chains(measured.sizes, n, chains, rng, sweep)[:n]
+        codes = run_chains(measured.sizes, n, chains, noise, sweep)[:n]
         steps = [Step("perturbed conditional (PeGS)", f"{measured.columns[c.target]} given its key",
                       epsilon / m, repeats=n,
                       detail=(f"(n_hj + α)/(N_h + C·α), α = 1/(e^(ε/M) − 1) = {alpha:.6g}, M = {m}; one use per "
@@ -446,7 +447,8 @@ class PegsReset(Synthesizer):
         return measure_pegs(df, schema, columns, bins=bins, top=top, ranking=ranking)
 
     def generate(self, measured: PegsModel, *, epsilon, n, rng, bins, top, block, ranking="public",
-                 chains=None):
+                 chains=None, noise=None):
+        noise = rng if noise is None else noise  # every draw of a code is the mechanism; rng only decodes
         m = len(measured.columns)
         alpha, log_alpha = pegs_alpha(epsilon, m), log_perturbation_alpha(epsilon / m)
         blocks = -(-n // block)
@@ -460,12 +462,12 @@ class PegsReset(Synthesizer):
                     key = cond.key_of(codes)
                     reset = (used[i][:, :sweep] == key[:, None]).any(axis=1)  # used before in this block
                     used[i][:, sweep] = key
-                    codes[:, cond.target] = sampler.draw(cond.rows_of(key), rng, uniform=reset)
+                    codes[:, cond.target] = sampler.draw(cond.rows_of(key), noise, uniform=reset)
                 records[:, sweep] = codes
             return records
 
         # Blocks are drawn whole; rows past n (last block) are dropped, which costs nothing.
-        codes = run_chains(measured.sizes, blocks, chains, rng, block_from, per_unit=block)[:n]
+        codes = run_chains(measured.sizes, blocks, chains, noise, block_from, per_unit=block)[:n]
         steps = [Step("perturbed conditional with reset (block PeGS)", f"{measured.columns[c.target]} given its key",
                       epsilon / m, repeats=blocks,
                       detail=(f"(n_hj + α)/(N_h + C·α), α = 1/(e^(ε/M) − 1) = {alpha:.6g}, M = {m}; ε per block of "

@@ -217,7 +217,8 @@ class PMI(Synthesizer):
         return columns, domains, conditionals
 
     def generate(self, measured, *, epsilon, n, rng, bins, fit_rows, max_iter, C,
-                 chains=None):
+                 chains=None, noise=None):
+        noise = rng if noise is None else noise  # every draw of a code is the mechanism; rng only decodes
         columns, domains, conditionals = measured
         sizes = [d.size for d in domains]
         m = len(columns)
@@ -230,12 +231,12 @@ class PMI(Synthesizer):
             for i, model in enumerate(logits):
                 # (g + α)/(1 + Cα), drawn as a mixture in log space: no code's probability rounds to zero
                 codes[i] = perturbed_draw_probabilities(lambda rows, model=model: model.probabilities(codes[:, rows]),
-                                                        codes.shape[1], sizes[i], log_alpha, rng)
+                                                        codes.shape[1], sizes[i], log_alpha, noise)
             x[:] = codes.T
             return x[:, None].copy()
 
         # Seeds: the previous synthetic record of the chain, the first uniform; never a real record.
-        x = run_chains(sizes, n, chains, rng, sweep)[:n]
+        x = run_chains(sizes, n, chains, noise, sweep)[:n]
         values = {c: decode_column(x[:, j], d, rng) for j, (c, d) in enumerate(zip(columns, domains))}
         bound = f"e^(ε/M) = {math.exp(epsilon / m):.4g}" if epsilon / m < 700 else "e^(ε/M)"
         steps = [Step("perturbed conditional draw (PMI)", f"{c} given the other {m - 1} columns ({d.size} codes)",

@@ -21,34 +21,36 @@ discretised (numeric columns binned over their declared public bounds):
    normalised. Records are drawn i.i.d. ancestrally, each column from its
    conditional given the drawn parents.
 
-Pure ε-DP; neighbouring datasets: add or remove one record.
+Pure ε-DP; neighbouring datasets: add or remove one record. The network and the noisy tables
+come from the synthesis's secret noise stream, the records from the records' stream.
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
-from ..privacy import TOTAL, Budget, Geometric, Step
+from ..privacy import TOTAL, Budget, ExponentialMechanism, Geometric
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import decode_column, encode
-from .graphical import (conditional, count_table, exponential_mechanism, project_simplex, sample_rows,
-                        table_cells_refusal)
+from .graphical import conditional, count_table, exact_l1, project_simplex, sample_rows, table_cells_refusal
 from .mst import MARGINAL_FAMILY, marginal_forecast
 
 SELECTION_SHARE = 0.3  # β of the paper: share of ε spent choosing the network
 R_SENSITIVITY = 2.0
 
 
-def r_score(table: np.ndarray) -> float:
-    """n·R of a 2-D count table (parents × child): half the L1 distance from its independence table."""
-    n = table.sum()
+def r_score(table: np.ndarray) -> Fraction:
+    """n·R of a 2-D count table (parents × child): half the L1 distance from its independence table,
+    exactly: Σ|n·N − rows·colsᵀ| / (2n) in integers."""
+    table = np.asarray(table, dtype=np.int64)
+    n = int(table.sum())
     if n == 0:
-        return 0.0
-    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
-    return 0.5 * float(np.abs(table - expected).sum())
+        return Fraction(0)
+    return Fraction(exact_l1(n * table, np.outer(table.sum(axis=1), table.sum(axis=0))), 2 * n)
 
 
 @register
@@ -102,15 +104,16 @@ class PrivBayes(Synthesizer):
         return {"columns": list(columns), "domains": domains, "sizes": sizes, "one": count_table(codes[:, :1], sizes[:1]),
                 "two": two, "three": three, "scores": {**score2, **score3}}
 
-    def generate(self, measured, *, epsilon, n, rng, bins):
+    def generate(self, measured, *, epsilon, n, rng, bins, noise=None):
+        noise = rng if noise is None else noise
         columns, domains, sizes = measured["columns"], measured["domains"], measured["sizes"]
         d = len(columns)
         steps = []
         if d == 1:
-            return self._single(measured, epsilon, n, rng)
+            return self._single(measured, epsilon, n, rng, noise)
 
         # 1. the network
-        first = int(rng.integers(d))
+        first = int(noise.integers(d))
         placed, parents = [first], {first: ()}
         candidates_per_step = [d - 1] + [(d - i) * (i * (i - 1) // 2) for i in range(2, d)]
         em_steps = sum(c > 1 for c in candidates_per_step)
@@ -123,12 +126,12 @@ class PrivBayes(Synthesizer):
             if len(cands) == 1:
                 x, pa = cands[0]
             else:
-                x, pa = cands[exponential_mechanism(np.array([measured["scores"][c] for c in cands]),
-                                                    eps_step, R_SENSITIVITY, rng)]
-                steps.append(Step("exponential mechanism", f"parents of {columns[x]} (among {len(cands)} choices)",
-                                  eps_step, sensitivity=R_SENSITIVITY,
-                                  detail=f"score n·R = ½‖N(X,Π) − N(X)N(Π)/n‖₁; chose "
-                                         f"{', '.join(columns[p] for p in pa)}; P ∝ exp(ε·score/(2·{R_SENSITIVITY:g}))"))
+                em = ExponentialMechanism(eps_step, R_SENSITIVITY)
+                x, pa = cands[em.select([measured["scores"][c] for c in cands], noise)]
+                steps.append(em.step(f"parents of {columns[x]} (among {len(cands)} choices)",
+                                     detail=f"score n·R = ½‖N(X,Π) − N(X)N(Π)/n‖₁, computed exactly; chose "
+                                            f"{', '.join(columns[p] for p in pa)}; P ∝ exp(ε·score/(2·"
+                                            f"{R_SENSITIVITY:g})), sampled exactly"))
             placed.append(x)
             parents[x] = pa
 
@@ -141,7 +144,7 @@ class PrivBayes(Synthesizer):
             axes = (*parents[x], x)
             raw = _table(measured, axes)
             mechanism = Geometric(eps_t)
-            noisy[x] = mechanism.noisy(raw, rng)
+            noisy[x] = mechanism.noisy(raw, noise)
             steps.append(mechanism.step(f"table of {columns[x]} given {', '.join(columns[p] for p in parents[x])} "
                                         f"({raw.size:,} cells)", detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
         total = max(float(np.mean([t.sum() for t in noisy.values()])), 1.0)
@@ -162,10 +165,10 @@ class PrivBayes(Synthesizer):
         values = {c: decode_column(codes[:, j], dom, rng) for j, (c, dom) in enumerate(zip(columns, domains))}
         return values, steps
 
-    def _single(self, measured, epsilon, n, rng):
+    def _single(self, measured, epsilon, n, rng, noise):
         x = measured["one"]
         mechanism = Geometric(epsilon)
-        noisy = mechanism.noisy(x, rng)
+        noisy = mechanism.noisy(x, noise)
         p = _normalised(project_simplex(noisy, max(float(noisy.sum()), 1.0)))
         c, dom = measured["columns"][0], measured["domains"][0]
         return ({c: decode_column(rng.choice(dom.size, size=n, p=p), dom, rng)},

@@ -88,6 +88,24 @@ def design_matrix(features: dict, schema: Schema, predictors, n: int, *, interce
     return np.hstack(blocks) if blocks else np.empty((n, 0))
 
 
+def design_chunk_rows(schema: Schema, predictors) -> int:
+    """Rows of a design of ``predictors`` built at once, so that the design, its copy on the observed rows
+    and one more column-block alive with them (three matrices of 8-byte floats) stay within the memory
+    budget whatever the number of rows: from the schema alone, never from the data."""
+    width = 1 + sum(block_width(schema[c]) for c in predictors)
+    return max(1, constraints.MEMORY_BUDGET_BYTES // (3 * 8 * width))
+
+
+def design_chunks(features: dict, schema: Schema, predictors, n: int):
+    """``(rows, U)`` for consecutive slices of the n rows: :func:`design_matrix` in pieces of
+    :func:`design_chunk_rows` rows (the sums a regression needs add up over the pieces)."""
+    step = design_chunk_rows(schema, predictors)
+    for start in range(0, n, step):
+        rows = slice(start, min(n, start + step))
+        yield rows, design_matrix({p: features[p][rows] for p in predictors}, schema, predictors,
+                                  rows.stop - rows.start)
+
+
 def design_refusal(label: str, schema: Schema, columns, rows: int) -> str | None:
     """One sentence refusing a regression design of ``rows`` × every column's block past the memory budget.
 

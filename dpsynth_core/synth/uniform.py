@@ -40,7 +40,7 @@ class Uniform(Synthesizer):
     def measure(self, df, schema, columns):
         return [(c, column_domain(schema[c], 1)) for c in columns]  # the public domains, not the data
 
-    def generate(self, measured, *, epsilon, n, rng):
+    def generate(self, measured, *, epsilon, n, rng, noise=None):  # reads no data: no privacy noise to draw
         values, steps = {}, []
         for c, domain in measured:
             draw = Public(size=domain.size)

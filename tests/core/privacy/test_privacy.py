@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from dpsynth_core.privacy import dp_but_for_seed
+from dpsynth_core.privacy.randomness import streams
 from dpsynth_core.privacy.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise,
                                      geometric_variance, laplace_scale)
 from dpsynth_core.schema import Schema
@@ -235,8 +236,9 @@ def test_audit_runs_the_public_path():
         # Seeded, so labelled exploration (issue 15); with fresh randomness the same run is DP.
         assert dp_but_for_seed(result.ledger) and not result.ledger["is_dp"]
         assert result.ledger["epsilon_total"] == EPSILON
+        rng, noise = streams(77)  # the records' and the noise's streams synthesize derives from seed 77
         values, _ = synth.generate(synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20), epsilon=EPSILON,
-                                   n=N_SYNTH, rng=np.random.default_rng(77), bins=20)
+                                   n=N_SYNTH, rng=rng, noise=noise, bins=20)
         for c in ("a", "b"):
             pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 

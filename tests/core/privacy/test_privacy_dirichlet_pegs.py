@@ -19,6 +19,7 @@ import pytest
 from scipy import stats
 
 from dpsynth_core.schema import Schema
+from dpsynth_core.privacy.randomness import streams
 from dpsynth_core.privacy import PER_RECORD
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from tests.core.privacy.privacy_tools import audits, epsilon_lower_bound
@@ -53,7 +54,7 @@ def test_audit_runs_the_public_path(method, params):
     each = result.ledger["epsilon_per_record"] if synth.spends.kind == PER_RECORD else 1.0
     assert each == pytest.approx(1.0 / (50 if method == "pegs" else 17 if method == "pegs_rs" else 1))
     values, _ = synth.generate(synth.measure(df, SCHEMA, COLUMNS, **params), epsilon=each, n=50,
-                               rng=np.random.default_rng(77), **params)
+                               **dict(zip(("rng", "noise"), streams(77))), **params)
     for c in COLUMNS:
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 

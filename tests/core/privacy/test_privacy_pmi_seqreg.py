@@ -18,6 +18,7 @@ import pandas.testing as pdt
 import pytest
 
 from dpsynth_core.privacy import dp_but_for_seed
+from dpsynth_core.privacy.randomness import streams
 from dpsynth_core.schema import Schema
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 
@@ -72,7 +73,7 @@ def test_pmi_audit_runs_the_public_path():
     each = result.ledger["epsilon_per_record"]
     assert dp_but_for_seed(result.ledger) and each == pytest.approx(PMI_EPSILON, rel=1e-12)
     values, _ = pmi.generate(pmi.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **PMI_PARAMS), epsilon=each,
-                             n=500, rng=np.random.default_rng(21), **PMI_PARAMS)
+                             n=500, **dict(zip(("rng", "noise"), streams(21))), **PMI_PARAMS)
     for c in ("a", "b"):
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 
@@ -135,7 +136,7 @@ def test_dp_seqreg_audit_runs_the_public_path():
     result = synthesize(D_PRIME, "dp_seqreg", epsilon=SEQ_EPSILON, schema=AB_SCHEMA, n=N_SYNTH, seed=77)
     assert dp_but_for_seed(result.ledger) and result.ledger["epsilon_total"] == pytest.approx(SEQ_EPSILON)
     values, _ = seq.generate(seq.measure(D_PRIME, AB_SCHEMA, ["a", "b"], **SEQ_PARAMS), epsilon=SEQ_EPSILON,
-                             n=N_SYNTH, rng=np.random.default_rng(77), **SEQ_PARAMS)
+                             n=N_SYNTH, **dict(zip(("rng", "noise"), streams(77))), **SEQ_PARAMS)
     for c in ("a", "b"):
         pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
 

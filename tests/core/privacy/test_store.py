@@ -21,7 +21,7 @@ from scipy.optimize import brentq
 
 import dpsynth_core as core
 from dpsynth_core.privacy import Cap, Entry, LedgerStore, Totals, Use
-from dpsynth_core.privacy.accounting import zcdp_rho
+from dpsynth_core.privacy.accounting import zcdp_epsilon, zcdp_rho
 from dpsynth_core.privacy.store import compose, default_path, entry_rho
 from dpsynth_core.synth import SYNTHESIZERS
 from tests.conftest import ROOT
@@ -180,10 +180,14 @@ def test_the_cap_refuses_a_dp_run_in_one_sentence_before_the_data_are_read(pengu
     with pytest.raises(core.BudgetExceeded) as refused:
         core.synthesize(df, "independent", epsilon=1.0, schema=schema, bins=7, use=use)
     assert counted.calls == 0 and len(store.entries()) == 2
+    # Spent so far, in ρ: each run's noisy count (ε = 0.05, ρ = ε²/2), independent's 8 histograms at 0.95/8 each,
+    # MST's steps, ρ(0.95, 1e-6) in all (its ledger lists them in ρ); converted once at δ = 1e-6: 1.91067,
+    # below the basic sum ε = 2.
+    so_far = zcdp_epsilon(2 * 0.05 ** 2 / 2 + 8 * (0.95 / 8) ** 2 / 2 + zcdp_rho(0.95, 1e-6), 1e-6)
     assert str(refused.value) == (
         "Refused before reading the data: this run would bring what is spent on penguins.csv to ε = 3, δ = 1e-06, "
-        "past its cap of ε = 2.5, δ = 1e-05 (ε = 2, δ = 1e-06 spent so far); lower ε or δ, or raise the cap if "
-        "the data's owners allow it.")
+        f"past its cap of ε = 2.5, δ = 1e-05 (ε = {so_far:g}, δ = 1e-06 spent so far); lower ε or δ, or raise the "
+        "cap if the data's owners allow it.")
     # What fits is run; a seeded look is no DP run and is not refused, but counted apart.
     core.synthesize(df, "independent", epsilon=0.5, schema=schema, use=use)
     core.synthesize(df, "independent", epsilon=5.0, schema=schema, seed=1, use=use)

@@ -63,8 +63,8 @@ class _PerRecord(Synthesizer):
     def measure(self, df, schema, columns):
         return df[columns]
 
-    def generate(self, measured, *, epsilon, n, rng):
-        rows = rng.integers(0, len(measured), n)
+    def generate(self, measured, *, epsilon, n, rng, noise):
+        rows = noise.integers(0, len(measured), n)
         return ({c: measured[c].to_numpy()[rows] for c in measured.columns},
                 [Step("toy", "each synthetic record", epsilon, repeats=n)])
 

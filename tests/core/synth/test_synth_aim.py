@@ -30,25 +30,24 @@ def test_rounds_spend_rho_as_the_schedule_says(diamonds, epsilon):
     df, schema = diamonds
     d, delta = len(schema.used), 1e-6
     rho, T = zcdp_rho(epsilon, delta), ROUNDS_PER_COLUMN * len(schema.used)
-    steps = synthesize(df, "aim", epsilon=epsilon, delta=delta, schema=schema, seed=4, n=500).ledger["steps"]
-    first, *rounds = steps
-    # round 0: d tables at σ² = T/(2αρ), so ρ₀ = d/(2σ²) = αρ·d/T
+    ledger = synthesize(df, "aim", epsilon=epsilon, delta=delta, schema=schema, seed=4, n=500).ledger
+    first, *rounds = ledger["steps"]
+    # round 0: d tables at σ² = T/(2αρ), each ρ = 1/(2σ²) = αρ/T, so d·αρ/T in all
     sigma = math.sqrt(T / (2 * MEASURE_SHARE * rho))
-    assert first["rho"] == pytest.approx(MEASURE_SHARE * rho * d / T, rel=1e-12)
-    assert f"σ = {sigma:.4g} per cell" in first["detail"] and "Canonne, Kamath, Steinke" in first["detail"]
+    assert first["repeats"] == d and first["rho"] == pytest.approx(MEASURE_SHARE * rho / T, rel=1e-12)
+    assert f"σ = √(T/(2αρ)) = {sigma:.4g} per cell" in first["detail"]
     # every round but the last costs 1/(2σ²) + ε₀²/8 = αρ/T + (1 − α)ρ/T = ρ/T, times 4 after each halving of σ
     cost = rho / T
     for step in rounds[:-1]:
         assert step["rho"] == pytest.approx(cost, rel=1e-9), step["target"]
-        assert f"σ = {sigma:.4g}" in step["detail"]
+        assert step["sigma"] == pytest.approx(sigma, rel=1e-12)
         if "σ halved" in step["detail"]:
             cost, sigma = 4 * cost, sigma / 2
-    # the last takes what is left, less than two rounds' worth, and the total is ρ: ε and δ in proportion
+    # the last takes what is left, less than two rounds' worth; the steps' ρ add up to ρ, converted once
     assert 0 < rounds[-1]["rho"] < 2 * cost + 1e-15
-    assert math.fsum(s["rho"] for s in steps) == pytest.approx(rho, rel=1e-12)
-    for s in steps:
-        assert s["epsilon"] == pytest.approx(epsilon * s["rho"] / rho, rel=1e-12)
-        assert s["delta"] == pytest.approx(delta * s["rho"] / rho, rel=1e-12)
+    assert math.fsum(s["rho_total"] for s in ledger["steps"]) == pytest.approx(rho, rel=1e-12)
+    assert all("epsilon" not in s for s in ledger["steps"])  # no step has an (ε, δ) of its own
+    assert ledger["epsilon_total"] == pytest.approx(epsilon, rel=1e-9) and ledger["delta"] == pytest.approx(delta)
 
 
 def test_workload_and_weights_by_hand():
@@ -142,7 +141,7 @@ def test_one_column_spends_all_of_rho_on_its_histogram():
                    seed=1)
     (step,) = s.ledger["steps"]
     rho = zcdp_rho(1.0, 1e-6)
-    assert step["rho"] == pytest.approx(rho, rel=1e-12) and f"σ = {math.sqrt(1 / (2 * rho)):.4g}" in step["detail"]
+    assert step["rho_total"] == pytest.approx(rho, rel=1e-12) and step["sigma"] == pytest.approx(math.sqrt(1 / (2 * rho)))
     # σ ≈ 4.5 against 1,000 records a value (0.0015 of a share) and the draws' own spread √(2/9/3000) ≈ 0.0086:
     # each share within 0.03 of 1/3, over 3 standard deviations
     assert np.allclose(s.data["a"].value_counts(normalize=True).sort_index(), 1 / 3, atol=0.03)

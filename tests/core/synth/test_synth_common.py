@@ -26,6 +26,7 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core.privacy import NONE, PER_RECORD, TOTAL
+from dpsynth_core.privacy.accounting import zcdp_rho
 from dpsynth_core.synth import SYNTHESIZERS, Synthesizer, synthesize
 from dpsynth_core.synth.base import measure_cache
 from dpsynth_core.synth.forecasting import LEVELS, no_forecast
@@ -141,8 +142,13 @@ def check_ledger_totals_follow_the_declared_spend(method, n, penguins):
     assert count_eps == pytest.approx(0.0 if n is not None else 0.05 * EPSILON, rel=1e-12)
     assert led["epsilon_total"] == pytest.approx(EPSILON, rel=1e-9)
     for m in (1, 2):  # each implicate spends half of what the count left
-        spent = math.fsum(s["epsilon_total"] for s in generated if s["implicate"] == m)
-        assert spent == pytest.approx((EPSILON - count_eps) / 2, rel=1e-9), m
+        own = [s for s in generated if s["implicate"] == m]
+        if synth.spends.zcdp:  # in ρ (Budget.zcdp): half of the ρ that ε has at the run's δ
+            spent = math.fsum(s["rho_total"] for s in own)
+            assert spent == pytest.approx(zcdp_rho(EPSILON - count_eps, led["rho_delta"]) / 2, rel=1e-9), m
+        else:
+            spent = math.fsum(s["epsilon_total"] for s in own)
+            assert spent == pytest.approx((EPSILON - count_eps) / 2, rel=1e-9), m
     if kind == PER_RECORD:
         units = _units(synth, led["n_rows"], synth.defaults)
         assert led["epsilon_per_record"] * units * 2 == pytest.approx(EPSILON - count_eps, rel=1e-9)

@@ -63,24 +63,41 @@ def test_r_score_by_hand_and_its_sensitivity():
     assert 1.0 < worst < 2.0
 
 
-def test_mst_noise_scales_by_hand(diamonds):
+def test_mst_ledger_lists_its_steps_in_rho_by_hand(diamonds):
+    # Issue 26, point 4: each step's ρ and σ, no (ε, δ) of its own; one (ε, δ) for the run from Σρ.
     df, schema = diamonds
     s = synthesize(df, "mst", epsilon=1.0, schema=schema, seed=3, n=1000)
     rho = zcdp_rho(1.0, constraints.DEFAULT_DELTA)
     d = len(schema.used)
-    one, select, two = s.ledger["steps"]
-    # ρ split 20% / 5% / 75%: σ₁² = d/(2·0.2ρ), ε₀ = √(8·0.05ρ/(d − 1))
-    assert f"σ = {math.sqrt(d / (2 * 0.2 * rho)):.4g} per cell" in one["detail"]
-    assert f"ε₀ = {math.sqrt(8 * 0.05 * rho / (d - 1)):.4g} each" in select["detail"]
-    assert "(Canonne, Kamath, Steinke 2020)" in one["detail"]
-    # each tree table's cells and σ_e: ρ_e = 1/(2σ_e²) sum to 0.75ρ, and ρ_e / cells^(2/3) is one constant
-    # (σ printed to 4 significant figures: ρ_e to within 1e-3)
-    tables = re.findall(r"(\S+–\S+) (\d+) cells σ = ([0-9.e+-]+)", two["detail"])
-    assert len(tables) == d - 1
-    cells = np.array([int(c) for _, c, _ in tables], dtype=float)
-    rho_e = 1 / (2 * np.array([float(sig) for _, _, sig in tables]) ** 2)
-    assert rho_e.sum() == pytest.approx(0.75 * rho, rel=1e-3)
-    np.testing.assert_allclose(rho_e / cells ** (2 / 3), 0.75 * rho / (cells ** (2 / 3)).sum(), rtol=1e-3)
+    one, select, *two = s.ledger["steps"]
+    assert len(two) == d - 1
+    assert all("epsilon" not in st and "delta" not in st for st in s.ledger["steps"])
+    # ρ split 20% / 5% / 75%. 1-way: d tables at 0.2ρ/d each, σ₁² = d/(2·0.2ρ) (the sampler rounds σ² up
+    # by less than 1e-6 of itself, so σ to within 1e-6)
+    assert one["mechanism"] == "discrete Gaussian" and one["repeats"] == d
+    assert one["rho"] == pytest.approx(0.2 * rho / d, rel=1e-12) and one["rho_total"] == pytest.approx(0.2 * rho)
+    assert one["sigma"] == pytest.approx(math.sqrt(d / (2 * 0.2 * rho)), rel=1e-6)
+    # the tree: d − 1 choices at ε₀ = √(8·0.05ρ/(d − 1)), each ρ = ε₀²/8
+    eps0 = math.sqrt(8 * 0.05 * rho / (d - 1))
+    assert select["repeats"] == d - 1 and select["rho"] == pytest.approx(eps0 ** 2 / 8, rel=1e-12)
+    assert f"ε₀ = {eps0:.4g}-DP" in select["detail"]
+    # each tree table: ρ_e ∝ cells^(2/3), summing to 0.75ρ, σ_e = 1/√(2ρ_e)
+    cells = np.array([int(re.search(r"\((\d+) cells\)", st["target"]).group(1)) for st in two], dtype=float)
+    rho_e = np.array([st["rho"] for st in two])
+    assert rho_e.sum() == pytest.approx(0.75 * rho, rel=1e-12)
+    np.testing.assert_allclose(rho_e, 0.75 * rho * cells ** (2 / 3) / (cells ** (2 / 3)).sum(), rtol=1e-12)
+    np.testing.assert_allclose([st["sigma"] for st in two], 1 / np.sqrt(2 * rho_e), rtol=1e-6)
+    # one (ε, δ) for the run: Σρ = ρ converted once
+    led = s.ledger
+    assert led["rho_total"] == pytest.approx(rho, rel=1e-12)
+    assert led["epsilon_total"] == pytest.approx(1.0, rel=1e-9) and led["delta"] == constraints.DEFAULT_DELTA
+    assert led["composition"].startswith(f"zCDP: the steps' ρ add up (each step's ρ × its repeats) to ρ = {rho:.6g}, "
+                                         "converted once into (ε, δ) = (1, 1e-06)")
+    table = core.ledger_steps_table(led)
+    assert list(table["mechanism"].iloc[-2:]) == ["zCDP steps: ρ adds up",
+                                                  "that ρ converted once to (ε, δ) (Canonne, Kamath, Steinke 2020)"]
+    assert table["rho"].iloc[-2] == pytest.approx(rho) and table["epsilon"].iloc[-1] == pytest.approx(1.0)
+    assert table["epsilon"].iloc[:-1].isna().all()  # no step has an ε of its own
 
 
 def test_mst_rho_split_sums_to_rho_and_converts_to_the_ledgers_epsilon_and_delta(diamonds):
@@ -94,8 +111,7 @@ def test_mst_rho_split_sums_to_rho_and_converts_to_the_ledgers_epsilon_and_delta
         assert zcdp_epsilon(math.fsum(parts), 1e-6) == pytest.approx(eps, rel=1e-12)
         s = synthesize(df, "mst", epsilon=eps, delta=1e-6, schema=schema, seed=1, n=300)
         steps = s.ledger["steps"]
-        assert [st["epsilon"] for st in steps] == pytest.approx([0.2 * eps, 0.05 * eps, 0.75 * eps], rel=1e-12)
-        assert [st["delta"] for st in steps] == pytest.approx([0.2e-6, 0.05e-6, 0.75e-6], rel=1e-12)
+        assert math.fsum(st["rho_total"] for st in steps) == pytest.approx(rho, rel=1e-12)
         assert s.ledger["epsilon_total"] == pytest.approx(eps) and s.ledger["delta"] == pytest.approx(1e-6)
     assert split_rho(0.5, 1) == (0.5, 0.0, 0.0)  # one column: nothing to choose or measure in pairs
 
@@ -171,21 +187,33 @@ def test_mst_ledger_totals(diamonds, delta, expected):
     led = s.ledger
     assert led["is_dp"] and led["epsilon_total"] == pytest.approx(1.0)
     assert led["delta"] == pytest.approx(expected) and led["delta_requested"] == delta
-    assert led["dp_label"] == f"(ε, δ)-DP with ε = 1, δ = {expected:g}"
-    mechs = [st["mechanism"] for st in led["steps"]]
-    assert mechs == ["two-sided geometric", "Gaussian (zCDP)", "exponential mechanism (zCDP)", "Gaussian (zCDP)"]
-    # the three zCDP steps share the rest of ε as they share ρ: 20%, 5%, 75%
+    # the noisy count (pure ε, 5%) plus the zCDP steps' ρ, converted once at δ: ρ of the rest of ε
     rest = 1.0 - led["steps"][0]["epsilon"]
-    assert [st["epsilon"] for st in led["steps"][1:]] == pytest.approx([0.2 * rest, 0.05 * rest, 0.75 * rest])
+    rho = zcdp_rho(rest, expected)
+    assert led["dp_label"] == f"(ε, δ)-DP with ε = 1, δ = {expected:g}, from ρ-zCDP with ρ = {rho:.4g}"
+    d = len(schema.used)
+    mechs = [st["mechanism"] for st in led["steps"]]
+    assert mechs == ["two-sided geometric", "discrete Gaussian", "exponential mechanism (exact)"] \
+        + ["discrete Gaussian"] * (d - 1)
+    assert led["rho_total"] == pytest.approx(rho, rel=1e-12)
+    assert [st["rho_total"] for st in led["steps"][1:3]] == pytest.approx([0.2 * rho, 0.05 * rho])
+    assert math.fsum(st["rho"] for st in led["steps"][3:]) == pytest.approx(0.75 * rho)
+    assert led["composition"].endswith(f"the steps costed in ε add ε = {1 - rest:.6g} to it (sequential "
+                                       "composition): ε = 1 in all")
     chosen = re.search(r"chosen: (.*)$", led["steps"][2]["detail"]).group(1).split(", ")
-    assert len(chosen) == len(schema.used) - 1
+    assert len(chosen) == d - 1
 
 
 def test_mst_implicates_share_epsilon_and_delta(diamonds):
     df, schema = diamonds
     s = synthesize(df, "mst", epsilon=2.0, delta=1e-6, schema=schema, seed=1, n=500, implicates=2)
+    # the implicates share ρ: ρ(2, 1e-6)/2 each, the sum converted once gives back ε = 2 at δ = 1e-6
     assert s.ledger["epsilon_total"] == pytest.approx(2.0) and s.ledger["delta"] == pytest.approx(1e-6)
-    assert len(s.implicates) == 2 and len(s.ledger["steps"]) == 6
+    d = len(schema.used)
+    assert len(s.implicates) == 2 and len(s.ledger["steps"]) == 2 * (d + 1)
+    for m in (1, 2):
+        own = [st["rho_total"] for st in s.ledger["steps"] if st["implicate"] == m]
+        assert math.fsum(own) == pytest.approx(zcdp_rho(2.0, 1e-6) / 2, rel=1e-9)
 
 
 def test_privbayes_ledger_totals(diamonds):
@@ -194,7 +222,7 @@ def test_privbayes_ledger_totals(diamonds):
     s = synthesize(df, "privbayes", epsilon=1.0, schema=schema, n=800)  # no seed: labelled DP (issue 15)
     led = s.ledger
     assert led["is_dp"] and led["delta"] == 0 and led["dp_label"] == "ε-DP with ε = 1"
-    sel = [st for st in led["steps"] if st["mechanism"] == "exponential mechanism"]
+    sel = [st for st in led["steps"] if st["mechanism"] == "exponential mechanism (exact)"]
     tab = [st for st in led["steps"] if st["mechanism"] == "two-sided geometric"]
     # d − 1 network steps, all with more than one candidate when d = 10; d − 2 noisy tables
     assert len(sel) == d - 1 and len(tab) == d - 2
