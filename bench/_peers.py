@@ -5,7 +5,8 @@ training rows as integer codes (every column categorical on the benchmark's grid
 declared number of values of each column; RHO is ρ of (ε, δ) (for a peer released in zCDP). The peer
 fits once at (ε, δ) with that domain declared (no
 preprocessing ε, nothing read off the data), draws N records i.i.d. from its fitted model, writes their
-codes to OUT.csv and prints one JSON line: the wall and CPU seconds of fit + sample and how it was called.
+codes to OUT.csv (−1 for a value outside the declared domain: OpenDP adds a null key to every column) and
+prints one JSON line: the wall and CPU seconds of fit + sample and how it was called.
 
 Where a peer's default sampler rounds counts (mbi's ``synthetic_data(method="round")``, which ties the
 columns drawn from one parent), the same fitted model is sampled with ``method="sample"`` instead.
@@ -86,7 +87,8 @@ def opendp(algorithm: str, codes, domain: dict, eps: float, delta: float, rho: f
     out = table.synthesize(rows=n, method="sample").to_pandas()[list(codes.columns)]
     call = (f"opendp Context.compositor(privacy_unit=unit_of(contributions=1), privacy_loss=loss_of(rho=ρ)) "
             f".query().contingency_table(keys=every declared value, algorithm=dp.mbi.{algorithm}()).release()"
-            ".synthesize(rows=n, method='sample'); ρ from (ε, δ) by Canonne–Kamath–Steinke")
+            ".synthesize(rows=n, method='sample'); ρ from (ε, δ) by Canonne–Kamath–Steinke; the null key it adds "
+            "to every column is released as a missing value")
     return out, call
 
 
@@ -107,7 +109,7 @@ def main() -> None:
     t, c = time.perf_counter(), time.process_time()
     out, call = run(algorithm, codes, domain, float(eps), float(delta), float(rho), int(n))
     seconds, cpu = time.perf_counter() - t, time.process_time() - c
-    out.astype(np.int64).to_csv(out_path, index=False)
+    out.fillna(-1).astype(np.int64).to_csv(out_path, index=False)  # -1: a value outside the declared domain
     print(json.dumps({"seconds": seconds, "cpu": cpu, "call": call}))
 
 

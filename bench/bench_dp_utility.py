@@ -128,9 +128,15 @@ def run_peer(peer: str, python: str, codes_path: Path, domain_path: Path, eps: f
 
 
 def decoded(codes: pd.DataFrame, schema, columns, domains, n: int) -> pd.DataFrame:
+    """A peer's codes as values, decoded as ours are; a code −1 (outside the declared domain) is missing."""
     rng = np.random.default_rng()
-    return assemble_frame({c: decode_column(codes[c].to_numpy(dtype=np.int64), d, rng) for c, d in zip(schema.used, domains)},
-                          schema, columns, n)
+    values = {}
+    for c, d in zip(schema.used, domains):
+        got = codes[c].to_numpy(dtype=np.int64)
+        v = decode_column(np.maximum(got, 0), d, rng)
+        v[got < 0] = np.nan
+        values[c] = v
+    return assemble_frame(values, schema, columns, n)
 
 
 def bench_dataset(name: str, args, peers: dict[str, str], records: list, calls: dict) -> None:
