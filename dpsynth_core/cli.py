@@ -1,11 +1,12 @@
-"""The ``dpsynth`` command line: schema, synthesize, sweep and release without the browser, and the ledger.
+"""The ``dpsynth`` command line: schema, synthesize, sweep, release and audit without the browser, and the ledger.
 
 Run as ``dpsynth …`` (installed by ``pip install .``) or ``python -m dpsynth_core …``.
 Bad input ends with one sentence on stderr and exit code 2, never a traceback.
 
 Every command writes what it computes on the data to the same ledger store as the app
 (:mod:`dpsynth_core.privacy.store`; ``--ledger-db PATH`` or ``$DPSYNTH_LEDGER`` chooses the file) before
-it writes any output; ``dpsynth ledger`` prints it and ``dpsynth cap`` sets a dataset's budget.
+it writes any output; ``dpsynth ledger`` prints it and ``dpsynth cap`` sets a dataset's budget. ``dpsynth audit``
+reads no data (its tables are public look-alikes) and records nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .errors import DataError, LedgerError, MethodRefused
 from .io import load_csv, to_csv_bytes
 from .privacy import Cap, LedgerStore, Use
 from .privacy.store import ledger_csv, ledger_json, ledger_view
+from .privacy.audit import audit_table, run_audit
 from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map, split_holdout
 from .schema import Schema, infer_schema
 from .settings import parse_settings, settings_json
@@ -36,6 +38,7 @@ EXAMPLES = {
     "release": f"dpsynth release {DATA} --schema {SCHEMA} --method independent --epsilon 1 -o release.zip",
     "ledger": "dpsynth ledger --csv > ledger-CONFIDENTIAL.csv",
     "cap": f"dpsynth cap {DATA} --epsilon 5 --delta 1e-6",
+    "audit": "dpsynth audit --method mst --epsilon 1 --runs 2000",
 }
 
 
@@ -256,6 +259,39 @@ def cmd_cap(args) -> None:
     print("\n".join(store.totals(use.fingerprint, use.dataset).lines()))
 
 
+def cmd_audit(args) -> None:
+    schema = None
+    if args.schema:
+        try:
+            schema = Schema.from_dict(_read_json(args.schema, "schema"))
+        except (TypeError, KeyError, AttributeError) as err:
+            raise _Usage(f"The schema {args.schema} is not in dpsynth's format ({err}); start from `dpsynth schema`.") \
+                from None
+    options = dict(_param(p) for p in args.param or [])
+    with _ProgressBar() as bar:
+        result = run_audit(args.method, which=args.design, schema=schema, epsilon=args.epsilon, delta=args.delta,
+                           runs=args.runs, rows=args.rows, options=options, seed=args.seed, progress=bar,
+                           n_jobs=args.n_jobs)
+    print(audit_text(result))
+
+
+def audit_text(result) -> str:
+    """The audit as the command prints it: what was run, the table, each variant's event, the verdict."""
+    shown = audit_table(result)[["claimed ε", "ran at ε", "95 % lower bound on ε", "runs per dataset"]]
+    shown.index = ["as released", "broken variant"]
+    delta = f", δ = {result.delta:g}" if result.delta else ""
+    lines = [f"{result.label}: ε claimed per {result.per}{delta}; D has {result.rows:,} rows, D′ one more "
+             f"(the planted record); {result.n:,} synthetic rows a run",
+             shown.to_string(), "",
+             f"broken variant: {result.broken_text}"]
+    for name, outcome in (("as released", result.honest), ("broken variant", result.broken)):
+        hits = outcome.hits
+        lines.append(f"event, {name}: {outcome.event} ({hits[0]:,} of {outcome.held_out:,} held-out runs on D, "
+                     f"{hits[1]:,} on D′)")
+    lines += ["", result.verdict()]
+    return "\n".join(lines)
+
+
 # -- helpers of the sweep ----------------------------------------------------
 
 class _ProgressBar:
@@ -357,4 +393,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, help="the cap on ε in all (the ledger's reported total)")
     p.add_argument("--delta", type=float, default=0.0, help="the cap on δ in all (default 0: no (ε, δ) method)")
     p.add_argument("--remove", action="store_true", help="remove the dataset's cap")
+
+    help_text = ("Empirical privacy audit of a DP method: runs it many times on a public look-alike table and its "
+                 "neighbour with one planted record, and bounds ε from below (docs/audit.md). Reads no data.")
+    p = command("audit", help_text, cmd_audit, data=False)
+    p.add_argument("--method", required=True,
+                   help=f"a DP method: {', '.join(m for m, s in SYNTHESIZERS.items() if s.is_dp)}")
+    p.add_argument("--epsilon", type=float, help="the claimed ε to audit, per record (block) for PeGS and PMI "
+                                                 "(default: the method's audit design's)")
+    p.add_argument("--delta", type=float, help="δ for (ε, δ) methods (default: the design's)")
+    p.add_argument("--runs", type=int, help="runs on each of the two tables, for each variant (default: the design's)")
+    p.add_argument("--schema", help="build the look-alike from this public schema JSON instead of the design's")
+    p.add_argument("--rows", type=int, help="rows of the look-alike table (default: the design's)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method option, e.g. bins=10")
+    p.add_argument("--design", type=int, default=0,
+                   help="which of the method's declared audits (default 0, its main one)")
+    p.add_argument("--seed", type=int, help="fixed seed: the same runs again (default: fresh entropy in every run)")
+    p.add_argument("--n-jobs", type=int, help="local worker processes (default: every core)")
     return parser

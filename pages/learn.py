@@ -6,15 +6,16 @@ import pandas as pd
 import streamlit as st
 
 import dpsynth_core as core
-from ui import errors
+from ui import audit as audit_ui, errors
 from ui.cache import bundled
+from ui.text import plain
 
 errors.start_page()
 
 T, F, C = core.teaching, core.plots.teaching, core.constraints
 
 st.title("Learn")
-st.caption("Seven small demos driven by sliders. They use formulas, simulations and the bundled datasets, "
+st.caption("Eight small demos driven by sliders. They use formulas, simulations and the bundled datasets, "
            "never your uploaded file.")
 
 EPSILONS = C.LEARN_EPSILONS
@@ -245,15 +246,42 @@ def sequential():
         st.dataframe(r["models"], hide_index=True)
 
 
+def audit():
+    st.markdown("Does a synthesizer keep its promise? Run it many times on a small public table D and on D′, the "
+                "same table plus one planted record, and count how often an event happens on each (say, \"at "
+                "least 40 synthetic rows with a = a2 and b = b2\"). ε-DP lets the two frequencies differ by a "
+                "factor e^ε at most, so the 95 % Clopper–Pearson lower bound on their log ratio is evidence: "
+                "above the claim, the method leaks more than it says. The same audit of a broken variant, with a "
+                "tenth of the noise, shows that it could catch such an error.")
+    A = core.privacy.audit
+    methods = [m for m, s in core.SYNTHESIZERS.items() if s.is_dp and A.declared_audits(m)]
+    a, b, c = st.columns(3)
+    method = a.selectbox("Method", methods, index=methods.index(linked("learn_audit_method", "mst", options=methods)),
+                         format_func=lambda m: core.SYNTHESIZERS[m].label, key="learn_audit_method", **PAGE)
+    synth, design = core.SYNTHESIZERS[method], A.declared_audits(method)[0]
+    eps = None
+    if synth.spends.kind != core.privacy.NONE:  # the uniform baseline claims 0
+        per = f" per {synth.spends.unit.format(**synth.defaults)}" if synth.spends.kind == core.privacy.PER_RECORD \
+            else ""
+        with b:
+            eps = eps_slider(f"learn_audit_eps_{method}", design.epsilon, label=f"Claimed ε{per}")
+    choices = audit_ui.runs_choices(method)
+    runs = c.select_slider("Runs on each table", choices, linked(f"learn_audit_runs_{method}", design.quick_runs,
+                                                                  options=choices),
+                           key=f"learn_audit_runs_{method}", format_func=lambda r: f"{r:,}", **PAGE)
+    st.caption(plain(design.note))
+    audit_ui.audit_section("learn_audit", method, runs=runs, epsilon=eps)
+
+
 DEMOS = {"e^ε": ratio, "Noise on a count": noise, "Composition": composition,
          "Randomized response": randomized_response, "Exponential mechanism": exponential,
-         "Beta–binomial synthesizer": beta_binomial, "Sequential synthesis": sequential}
+         "Beta–binomial synthesizer": beta_binomial, "Sequential synthesis": sequential, "Privacy audit": audit}
 SLUGS = {label: demo.__name__ for label, demo in DEMOS.items()}  # a demo's name in the link
 wanted = LINK.pop("learn_demo", None)
 asked = next((label for label, slug in SLUGS.items() if slug == wanted), None)
 if asked is not None:
     st.session_state["learn_tab"] = asked  # the link's demo opens
-# Only the open tab runs, so a slider move costs one demo, not seven.
+# Only the open tab runs, so a slider move costs one demo, not eight.
 for (label, demo), tab in zip(DEMOS.items(), st.tabs(list(DEMOS), key="learn_tab", on_change="rerun")):
     if tab.open:
         with tab:

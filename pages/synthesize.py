@@ -3,7 +3,7 @@
 import streamlit as st
 
 import dpsynth_core as core
-from ui import errors, link, runs, spending, state, text, widgets
+from ui import audit, errors, link, runs, spending, state, text, widgets
 
 errors.start_page()
 
@@ -128,6 +128,8 @@ def release_run() -> None:
                            file_name=release.internal_name, mime="text/html", key="download_internal", where=d2)
         st.caption("The public release holds the synthetic data, its ledger and a report built from them alone. "
                    "The internal report compares the release with the confidential data: keep it with the data.")
+        st.subheader("Privacy audit of the release's method")
+        audit.release_audit(release.synthesis, state.dataset().schema, dict(state.config().params))
     st.subheader("Every use of this dataset")
     widgets.ledger_tables()
 

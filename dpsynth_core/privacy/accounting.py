@@ -64,10 +64,13 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return min(1.0, math.exp(_log_delta_at(rho, epsilon, (lo + hi) / 2)))
 
 
-@functools.lru_cache(maxsize=256)  # a pure function of two numbers, 40,000 bound evaluations a call
+@functools.lru_cache(maxsize=256)
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """The ε of the (ε, δ)-DP guarantee a ρ-zCDP mechanism has at ``delta`` (the smallest ε whose
-    :func:`zcdp_delta` is at most ``delta``)."""
+    :func:`zcdp_delta` is at most ``delta``).
+
+    Cached, as :func:`zcdp_rho`: the pair takes about 1.4 ms, and an audit or a sweep asks the same
+    conversions at every run (an eighth of an MST run on two columns)."""
     delta = _check_delta(delta)
     if rho < 0:
         raise ValueError(f"rho must be non-negative, got {rho!r}")
@@ -85,7 +88,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return hi
 
 
-@functools.lru_cache(maxsize=256)  # a pure function of two numbers; a sweep or an audit asks again and again
+@functools.lru_cache(maxsize=256)
 def zcdp_rho(epsilon: float, delta: float) -> float:
     """The largest ρ whose ρ-zCDP guarantee implies (ε, δ)-DP (by :func:`zcdp_delta`).
 

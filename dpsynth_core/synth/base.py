@@ -71,6 +71,9 @@ class Synthesizer:
     #: priority, lowest first (equal priorities in picker order), and names the first whose
     #: :meth:`suggestion` gives a reason. None: never suggested.
     suggest_priority: ClassVar[int | None] = None
+    #: a DP method's empirical privacy audits (:class:`~dpsynth_core.privacy.audit.Audit`), the first its main one:
+    #: the common tests, the app and ``dpsynth audit`` run them; a DP method without one fails the common tests
+    audits: ClassVar[tuple] = ()
 
     def not_dp_reasons(self, **params) -> list[str]:
         """Reasons a DP method's run with these options is not DP (a choice read off the data)."""

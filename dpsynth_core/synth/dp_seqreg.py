@@ -55,6 +55,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..privacy import TOTAL, Budget, Geometric, Laplace, Step
+from ..privacy.audit import Audit, Neighbours, three_columns
 from ..privacy.mechanisms import geometric_variance
 from . import options as opt
 from .base import Synthesizer, register
@@ -390,9 +391,23 @@ class DPSequentialRegression(Synthesizer):
     )
     spends = Budget(TOTAL, per_target="one share per column, numeric regressions numeric_weight shares each")
     partitioned = True
-
     rank = 50
     suggest_priority = 1  # after the marginal-based methods, before the marginals-only fallback
+    audits = (
+        Audit(three_columns(3, "ab"), epsilon=1.0, n=2000, runs=400, quick_runs=100,
+              note="Order (a, b): D′ adds 1 to the a2 histogram cell and to the (a2, b2) table cell, each a ratio "
+                   "of at most e^(ε/2)."),
+        Audit({"a": three_columns(3, "a")["a"], "y": {"kind": "numeric", "bounds": [0, 10], "nullable": True}},
+              pair=Neighbours(missing=True), epsilon=1.0, n=5000, runs=400, quick_runs=100,
+              note="The planted record has y missing: it enters the a2 histogram cell and the noisy missing "
+                   "count of y (geometric, ε/2 each); 5,000 synthetic rows make 'some row is (a2, missing)' "
+                   "nearly 'both noisy counts ≥ 1', a ratio of e^ε."),
+        Audit({"a": three_columns(3, "a")["a"], "y": {"kind": "numeric", "bounds": [0, 10], "nullable": True}},
+              epsilon=1.0, n=2000, runs=400, quick_runs=100,
+              note="The planted record is (a2, y = 10, the upper bound): it moves the a2 histogram cell and "
+                   "every entry of the regression's moments Z′Z that does not involve a1 by 1, the whole "
+                   "sensitivity 6 (Laplace); the synthetic rows read both."),
+    )
 
     def forecast(self, schema, epsilon, n=None, *, order, bins, cat_bins, max_cells, max_predictors, numeric_weight,
                  **params):

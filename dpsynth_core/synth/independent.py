@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import constraints
 from ..privacy import TOTAL, Budget, Geometric
+from ..privacy.audit import Audit, three_columns
 from ..privacy.mechanisms import geometric_variance
 from . import options as opt
 from .base import Synthesizer, register
@@ -44,6 +45,11 @@ class Independent(Synthesizer):
     partitioned = True
     rank = 40
     suggest_priority = 2  # after every method that keeps associations
+    audits = (Audit(three_columns(3, "ab"), epsilon=1.0, n=2000, runs=1000, quick_runs=100,
+                    note="D never uses a2 or b2; the clipped noisy counts of a2 and b2 are max(0, Z) on D and "
+                         "max(0, 1 + Z) on D′, a ratio of e^(ε/2) each for every value ≥ 1, and the cell (a2, b2) "
+                         "gets synthetic rows only when both are ≥ 1: 'at least k rows in (a2, b2)' has a log "
+                         "ratio of ε, the worst case."),)
 
     def forecast(self, schema, epsilon, n=None, *, bins, **params):
         """Geometric noise per histogram cell at ε/d against the rows in an average cell of the widest column.

@@ -46,6 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import constraints
 from ..privacy import PER_RECORD, Budget, Step
+from ..privacy.audit import Audit, CellCounts, three_columns
 from ..privacy.mechanisms import log_perturbation_alpha, perturbed_draw_probabilities
 from . import options as opt
 from .base import Synthesizer, register
@@ -183,6 +184,11 @@ class PMI(Synthesizer):
                       "Rows the per-column models are fitted on (a fixed subsample above it).", low=1),
                opt.max_iter(DEFAULT_MAX_ITER), opt.inverse_penalty(DEFAULT_C), CHAINS)
     rank = 60
+    audits = (Audit(three_columns(3, "ab"), CellCounts(((0, 1), (0,), (1,))), epsilon=2.0, options={"C": 1e4},
+                    fixed={"chains": constraints.MAX_SYNTH_ROWS}, runs=40_000, quick_runs=5_000,
+                    note="ε per record, a uniform seed per record: each record is a run. A weak penalty "
+                         "(C = 1e4) lets the one record in (a2, b2) move the fitted P(a2 | b2) and P(b2 | a2) "
+                         "from about 0 to about 1, the worst case; the default C = 1 shrinks its pull."),)
 
     def forecast(self, schema, epsilon, n=None, *, bins, **params):
         return per_record_forecast(schema, epsilon, n, bins=bins, method="pmi")

@@ -16,6 +16,7 @@ the bottom-left anchor of the risk-utility map, as bootstrap is the top-right.
 from __future__ import annotations
 
 from ..privacy import NONE, Budget, Public
+from ..privacy.audit import Audit, Broken, three_columns
 from .base import Synthesizer, register
 from .encoding import column_domain, decode_column
 from .forecasting import Forecast
@@ -32,6 +33,10 @@ class Uniform(Synthesizer):
                    "nothing: the floor any DP method should beat.")
     partitioned = True  # reads no data at all
     rank = 100  # the floor: after every DP method that keeps something
+    audits = (Audit(three_columns(3, "ab"), n=30, epsilon=0.0, runs=500, quick_runs=100,
+                    broken=Broken(method="bootstrap", text="rows drawn from the data (bootstrap) in its place"),
+                    note="It claims ε = 0: the law of its output is the same on D and D′. Drawing the data's own "
+                         "rows instead never gives (a2, b2) on D and often does on D′."),)
 
     def forecast(self, schema, epsilon, n=None, **params):
         return Forecast("Keeps nothing of the data: every column is uniform over its declared domain, with no "

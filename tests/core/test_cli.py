@@ -13,6 +13,7 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core import cli
+from dpsynth_core.privacy.audit import bound_text, run_audit
 from dpsynth_core.settings import parse_settings, settings_json
 from ui import state
 from tests.conftest import ROOT, entries
@@ -208,6 +209,11 @@ def test_a_ledger_that_cannot_be_written_stops_the_command_before_any_output(tmp
     (["synthesize", "bad.json", "-o", "x.csv"], "at least two columns"),
     (["sweep", DATA, "--epsilons", "1,abc", "-o", "x.csv"], "ε"),
     (["sweep", DATA, "--methods", "independent", "--epsilons", "1", "--x", "nope", "-o", "x.csv"], "unknown measures"),
+    (["audit", "--method", "cart"], "Sequential CART is not differentially private: there is no ε to audit."),
+    (["audit", "--method", "independent", "--runs", "2"], "an audit needs at least 4 runs"),
+    (["audit", "--method", "mst", "--design", "1"], "declares 1 audit(s), numbered from 0"),
+    (["audit", "--method", "independent", "--schema", "bad.json"], "not valid JSON"),
+    (["audit", "--method", "independent", "--param", "bins=0"], "bins"),
 ])
 def test_bad_input_is_one_sentence_and_exit_code_2(tmp_path, args, says, capsys, monkeypatch):
     (tmp_path / "bad.json").write_text("{not json")
@@ -217,6 +223,26 @@ def test_bad_input_is_one_sentence_and_exit_code_2(tmp_path, args, says, capsys,
     assert says in err and "Traceback" not in err
     assert err.strip().count("\n") <= err.count("note:")  # one error line (and notes)
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_audit_prints_the_cores_table_and_verdict(capsys):
+    args = dict(runs=30, seed=4, n_jobs=1)
+    assert cli.main(["audit", "--method", "independent", "--runs", "30", "--seed", "4", "--n-jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    result = run_audit("independent", **args)  # the same seeded runs, from the library
+    for outcome in (result.honest, result.broken):
+        assert bound_text(outcome.bound) in out and outcome.event in out
+    assert "ε claimed per release" in out and "D has 30 rows" in out and result.verdict() in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("as released ", "broken variant "))]
+    assert [r[-4:] for r in rows] == [["1", "1", bound_text(result.honest.bound), "30"],
+                                      ["1", "10", bound_text(result.broken.bound), "30"]]
+
+
+def test_audit_builds_its_tables_from_a_given_schema(capsys):
+    assert cli.main(["audit", "--method", "independent", "--schema", SCHEMA, "--rows", "50",
+                     "--runs", "6", "--seed", "1", "--n-jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "D has 50 rows" in out and "species = Gentoo and island = Torgersen" in out
 
 
 def test_bad_input_through_the_process_is_one_line_on_stderr_and_exit_code_2(tmp_path):

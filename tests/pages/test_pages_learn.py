@@ -8,11 +8,13 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import APP, entries
 from tests.conftest import no_errors as _no_errors
+from ui.text import plain
 
-TABS = ["e^ε", "Noise on a count", "Composition", "Randomized response", "Exponential mechanism",
-        "Beta–binomial synthesizer", "Sequential synthesis"]
+DEMOS = ["e^ε", "Noise on a count", "Composition", "Randomized response", "Exponential mechanism",
+         "Beta–binomial synthesizer", "Sequential synthesis"]
+TABS = [*DEMOS, "Privacy audit"]  # the audit runs on a click (test_the_audit_runs_from_its_tab)
 
 
 @pytest.fixture
@@ -30,13 +32,13 @@ def _metrics(at):
     return {m.label: m.value for m in at.metric}
 
 
-def test_tabs_are_the_seven_demos(at):
+def test_tabs_are_the_eight_demos(at):
     _no_errors(at)
     assert [t.label for t in at.tabs] == TABS
     assert at.session_state["dataset"].source == "bundled"  # nothing uploaded
 
 
-@pytest.mark.parametrize("tab", TABS)
+@pytest.mark.parametrize("tab", DEMOS)
 def test_every_demo_runs_with_no_upload(at, tab):
     _open(at, tab)
     _no_errors(at)
@@ -201,3 +203,24 @@ def test_beta_binomial_curves_mark_the_current_epsilon_and_m(at):
     labels = {a["text"]: a["x"] for a in by_eps["layout"]["annotations"]}
     assert labels["ε = 2"] == pytest.approx(math.log10(2.0)) and "new text" not in labels
     assert {a["text"]: a["x"] for a in by_m["layout"]["annotations"]}["m = 3"] == 3
+
+
+def test_the_audit_runs_from_its_tab(at, ledger_store):
+    # The uniform baseline's design, at its smallest run count: the claim 0 beside the two bounds, the
+    # core's verdict, the table and the figure. It runs on the design's public tables, so nothing is logged.
+    _open(at, "Privacy audit")
+    _no_errors(at)
+    assert any("Run the audit" in i.value for i in at.info)
+    at.selectbox(key="learn_audit_method").set_value("uniform").run()
+    runs = at.select_slider(key="learn_audit_runs_uniform")
+    runs.set_value(50).run()  # the smallest choice: half the design's short run
+    at.button(key="learn_audit_run").click().run()
+    _no_errors(at)
+    result = at.session_state["audit_results"]["learn_audit"][1]
+    assert result.method == "uniform" and result.runs == 50
+    metrics = _metrics(at)
+    assert metrics["Claimed ε (per release)"] == "0"
+    assert metrics["Lower bound on ε, 95 %"] == core.privacy.audit.bound_text(result.honest.bound)
+    assert metrics["Broken variant's bound"] == core.privacy.audit.bound_text(result.broken.bound)
+    assert plain(result.verdict()) in [s.value for s in [*at.success, *at.warning]]
+    assert at.get("plotly_chart") and entries(ledger_store) == []

@@ -140,3 +140,26 @@ def test_a_link_for_an_uploaded_file_waits_for_that_file():
     at.file_uploader(key="uploader").set_value(("mine.csv", payload, "text/csv")).run()
     cfg = at.session_state["synth_config"]
     assert at.session_state["dataset"].name == "mine.csv" and (cfg.method, cfg.seed) == ("bootstrap", 5)
+
+
+def test_the_release_shows_an_audit_of_its_method_on_a_look_alike(at, ledger_store):
+    # Release with MST at ε = 1: the audit beside it claims the release's ε and δ, runs on a look-alike of the
+    # declared schema with the release's options, and adds nothing to the ledger store.
+    at.switch_page("pages/synthesize.py").run()
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.selectbox(key="method").set_value("mst").run()
+    at.switch_page("pages/synthesize.py").run()
+    at.button(key="run_release").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    recorded = entries(ledger_store)
+    at.select_slider(key="release_audit_runs_mst").set_value(75).run()
+    at.button(key="release_audit_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    result = at.session_state["audit_results"]["release_audit"][1]
+    led = at.session_state["release"].synthesis.ledger
+    assert (result.method, result.claim, result.delta, result.runs) == ("mst", led["epsilon_total"], led["delta"], 75)
+    ds = at.session_state["dataset"]
+    assert ds.schema.used[0] in result.honest.statistic  # the pair was built from the dataset's schema
+    assert entries(ledger_store) == recorded
+    assert {m.label: m.value for m in at.metric}["Lower bound on ε, 95 %"] == \
+        core.privacy.audit.bound_text(result.honest.bound)

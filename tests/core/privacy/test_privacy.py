@@ -1,6 +1,5 @@
-"""Privacy tests: the noise mechanisms against their exact laws, the audit helper
-against hand-computed bounds, and an empirical DP audit of `independent` that
-passes the real mechanism and flags a deliberately broken one.
+"""Privacy tests: the noise mechanisms against their exact laws. (The empirical audits: test_audit.py and
+test_audit_common.py.)
 """
 
 from __future__ import annotations
@@ -8,19 +7,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
-import pandas.testing as pdt
 import pytest
 from scipy import stats
 
-from dpsynth_core.privacy import dp_but_for_seed
-from dpsynth_core.privacy.randomness import streams
 from dpsynth_core.privacy.mechanisms import (check_epsilon, gaussian_sigma, geometric_alpha, geometric_noise,
                                      geometric_variance, laplace_scale)
-from dpsynth_core.schema import Schema
-from dpsynth_core.synth import SYNTHESIZERS, synthesize
-
-from tests.core.privacy.privacy_tools import audits, clopper_pearson, epsilon_lower_bound, log_ratio_lower_bounds
 
 LN2 = math.log(2)
 
@@ -137,128 +128,3 @@ def test_gaussian_sigma_by_hand():
     for bad in (0, 1, -0.1, 1.5):
         with pytest.raises(ValueError, match="delta"):
             gaussian_sigma(0.5, bad)
-
-
-# --- the audit helper -------------------------------------------------------------
-
-def test_clopper_pearson_closed_forms():
-    # One-sided bounds with a closed form: k = n → lower = level^(1/n); k = 0 → upper = 1 − level^(1/n);
-    # k = 1 → lower = 1 − (1 − level)^(1/n); k = n − 1 → upper = (1 − level)^(1/n).
-    n, level = 50, 0.01
-    lo, up = clopper_pearson([0, 1, n - 1, n], n, level)
-    assert lo[0] == 0.0 and up[3] == 1.0
-    assert lo[3] == pytest.approx(level ** (1 / n), rel=1e-10)
-    assert up[0] == pytest.approx(1 - level ** (1 / n), rel=1e-10)
-    assert lo[1] == pytest.approx(1 - (1 - level) ** (1 / n), rel=1e-10)
-    assert up[2] == pytest.approx((1 - level) ** (1 / n), rel=1e-10)
-    with pytest.raises(ValueError):
-        clopper_pearson([5], 4, 0.05)
-
-
-def test_epsilon_lower_bound_by_hand():
-    # One event seen in 100 of 100 runs on D′ and 0 of 100 on D, alpha = 0.05: four one-sided
-    # bounds at 0.05/4 = 0.0125. Lower bound of P(E|D′) = 0.0125^(1/100) = e^(−0.04382027) = 0.957126;
-    # upper bound of P(E|D) = 1 − 0.957126 = 0.042874; log(0.957126 / 0.042874) = log(22.324) = 3.10566.
-    bounds = log_ratio_lower_bounds([0], 100, [100], 100, alpha=0.05)
-    assert bounds[1, 0] == pytest.approx(3.10566, abs=2e-5)
-    assert bounds[0, 0] == -math.inf                # P(E|D) has lower bound 0
-    assert epsilon_lower_bound([0], 100, [100], 100) == pytest.approx(3.10566, abs=2e-5)
-    assert epsilon_lower_bound([100], 100, [0], 100) == pytest.approx(3.10566, abs=2e-5)  # other direction
-    # Two events: Bonferroni halves the level to 0.05/8 = 0.00625; 0.00625^(1/100) = e^(−0.05075174)
-    # = 0.950515; log(0.950515 / 0.049485) = log(19.2081) = 2.95533. The max over events is taken.
-    assert epsilon_lower_bound([0, 30], 100, [100, 40], 100) == pytest.approx(2.95533, abs=2e-5)
-    # Equal counts can never show a positive privacy loss.
-    assert epsilon_lower_bound([40, 700], 1000, [40, 700], 1000) < 0
-
-
-def test_epsilon_lower_bound_covers_the_true_ratio():
-    # Simulated audits of a mechanism whose one event has P(E|D) = 0.1, P(E|D′) = 0.1·e (true
-    # log ratio exactly 1). The bound may exceed 1 with probability at most alpha = 0.05;
-    # Bonferroni makes it far rarer. 1000 audits: the observed share has SE ≤ 0.007.
-    rng = np.random.default_rng(5)
-    runs = 400
-    hits_d = rng.binomial(runs, 0.1, size=1000)
-    hits_d2 = rng.binomial(runs, 0.1 * math.e, size=1000)
-    bounds = np.array([epsilon_lower_bound([a], runs, [b], runs) for a, b in zip(hits_d, hits_d2)])
-    assert np.mean(bounds > 1.0) <= 0.05
-    assert np.median(bounds) > 0.3  # and the audit is not vacuous at this size
-
-
-# --- empirical DP audit of `independent` -------------------------------------------------
-
-# Two categorical columns with three public categories each. D has 30 rows and never uses a2 or b2;
-# D′ adds one record in the empty cell (a2, b2). The clipped noisy count of a2 is then max(0, Z)
-# on D and max(0, 1 + Z) on D′, and P(1 + Z = t)/P(Z = t) = e^(ε/2) for every t ≥ 1. The cell can
-# only receive synthetic rows when both noisy counts are ≥ 1, so for every k ≥ 1 the event
-# E_k = "at least k synthetic rows in (a2, b2)" has P(E_k|D′)/P(E_k|D) = e^ε exactly (up to the
-# uniform fallback when all counts of a column vanish, probability ≈ e^(−7.5) per column): the
-# worst case, so the audit is tight.
-#
-# Choices. ε = 1: P(E|D) ≈ (α/(1+α))² ≈ 0.14 with α = e^(−1/2), large enough to estimate well;
-# with the noise halved (the broken mechanism: α = e^(−1)) it is ≈ 0.07 against ≈ 0.53 on D′,
-# a log ratio of 2 that must be told apart from the claimed 1. n_s = 2000 declared synthetic
-# rows (public, the same for D and D′): when both noisy counts are 1 the cell gets
-# 2000/31² ≈ 2 rows on average, so E_1 nearly equals "both counts ≥ 1". 3000 runs per dataset:
-# over seeds the honest bound lands at 0.75–0.85 (SD ≈ 0.03, so > 5 SD below 1) and the broken
-# one at 1.7–1.8 (> 20 SD above 1). alpha = 0.05 family-wise over k ∈ {1, 2, 3, 5}.
-EPSILON = 1.0
-N_SYNTH = 2000
-RUNS = 3000
-KS = np.array([1, 2, 3, 5])
-AUDIT_SCHEMA = Schema.from_dict({
-    "a": {"kind": "categorical", "categories": ["a0", "a1", "a2"]},
-    "b": {"kind": "categorical", "categories": ["b0", "b1", "b2"]},
-})
-D = pd.DataFrame({"a": ["a0"] * 15 + ["a1"] * 15, "b": ["b0", "b1"] * 15})
-D_PRIME = pd.concat([D, pd.DataFrame({"a": ["a2"], "b": ["b2"]})], ignore_index=True)
-
-
-def _event_hits(df: pd.DataFrame, release_epsilon: float, first_seed: int) -> np.ndarray:
-    """How many of RUNS releases (seeds first_seed, first_seed + 1, …) fall in each E_k."""
-    synth = SYNTHESIZERS["independent"]
-    measured = synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20)
-    in_cell = np.empty(RUNS, dtype=np.int64)
-    for r in range(RUNS):
-        # The same Generator synthesize(seed=...) makes; see test_audit_runs_the_public_path.
-        values, steps = synth.generate(measured, epsilon=release_epsilon, n=N_SYNTH,
-                                       rng=np.random.default_rng(first_seed + r), bins=20)
-        in_cell[r] = np.count_nonzero((values["a"] == "a2") & (values["b"] == "b2"))
-    assert math.fsum(s.epsilon for s in steps) == pytest.approx(release_epsilon)
-    return (in_cell[:, None] >= KS).sum(axis=0)
-
-
-def test_audit_runs_the_public_path():
-    # The release step driven by hand equals synthesize() with the same seed, so the audit
-    # measures the mechanism users get.
-    synth = SYNTHESIZERS["independent"]
-    for df in (D, D_PRIME):
-        result = synthesize(df, "independent", epsilon=EPSILON, schema=AUDIT_SCHEMA, n=N_SYNTH, seed=77)
-        # Seeded, so labelled exploration (issue 15); with fresh randomness the same run is DP.
-        assert dp_but_for_seed(result.ledger) and not result.ledger["is_dp"]
-        assert result.ledger["epsilon_total"] == EPSILON
-        rng, noise = streams(77)  # the records' and the noise's streams synthesize derives from seed 77
-        values, _ = synth.generate(synth.measure(df, AUDIT_SCHEMA, ["a", "b"], bins=20), epsilon=EPSILON,
-                                   n=N_SYNTH, rng=rng, noise=noise, bins=20)
-        for c in ("a", "b"):
-            pdt.assert_series_equal(pd.Series(values[c], name=c).astype(result.data[c].dtype), result.data[c])
-
-
-@pytest.mark.slow
-@audits("independent")
-def test_independent_passes_the_empirical_dp_audit():
-    hits_d = _event_hits(D, EPSILON, first_seed=0)
-    hits_d2 = _event_hits(D_PRIME, EPSILON, first_seed=RUNS)
-    bound = epsilon_lower_bound(hits_d, RUNS, hits_d2, RUNS, alpha=0.05)
-    assert bound <= EPSILON, (bound, hits_d, hits_d2)
-    # Tight: the events reveal most of the claimed loss (true log ratio exactly 1). A
-    # synthesizer spending less than it claims (e.g. ε/M split over too many columns) would fail.
-    assert bound > 0.5, (bound, hits_d, hits_d2)
-
-
-@pytest.mark.slow
-def test_the_audit_flags_a_mechanism_with_half_the_noise():
-    # Broken on purpose: noise for 2ε while the claim stays ε. True log ratio: 2ε.
-    hits_d = _event_hits(D, 2 * EPSILON, first_seed=2 * RUNS)
-    hits_d2 = _event_hits(D_PRIME, 2 * EPSILON, first_seed=3 * RUNS)
-    bound = epsilon_lower_bound(hits_d, RUNS, hits_d2, RUNS, alpha=0.05)
-    assert bound > EPSILON, (bound, hits_d, hits_d2)
