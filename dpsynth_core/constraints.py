@@ -204,8 +204,11 @@ def epsilon_input_error(value) -> str | None:
         return f"{value!r} is not a number: type ε as a number from {EPSILON_MIN:g} to {EPSILON_MAX:g}."
     if eps != eps:
         return f"ε must be a number: type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}."
-    if eps <= 0:
-        return (f"ε = {eps:g} promises nothing (ε must be positive; smaller is more private): type a value "
+    if eps == 0:
+        return (f"ε = 0 would be the strongest guarantee, but a synthesis at ε = 0 learns nothing from the data: "
+                f"ε must be at least {EPSILON_MIN:g} (type a value from {EPSILON_MIN:g} to {EPSILON_MAX:g}).")
+    if eps < 0:
+        return (f"ε = {eps:g} is no privacy budget (ε is never negative; smaller is more private): type a value "
                 f"from {EPSILON_MIN:g} to {EPSILON_MAX:g}.")
     if eps < EPSILON_MIN:
         return (f"ε = {eps:g} is below the smallest ε this app allows, {EPSILON_MIN:g}: type a value from "

@@ -151,6 +151,11 @@ class Metric:
         The value when the synthetic data are a copy of the real data, where it is not ``best``
         (pMSE ratio: 0, the discriminator sees less than its null expects) or is worth stating for a
         risk measure (exact copies: 1). The common tests check it.
+    acceptable : float, optional
+        The level the app calls acceptable, stated on the pages: a value strictly better than it is
+        acceptable (pMSE ratio: under ``constraints.PMSE_RATIO_ACCEPTABLE``). The R-U map starts the
+        steward's threshold there and colours an answer green only when it is acceptable. None: the app
+        states no such level for this measure.
     """
 
     name: str
@@ -170,6 +175,7 @@ class Metric:
     headline: bool = False
     value_format: str = "{:.3f}"
     on_copy: float | None = None
+    acceptable: float | None = None
 
     def __post_init__(self):
         unknown = set(self.needs) - set(NEEDS)
@@ -184,6 +190,13 @@ class Metric:
         if self.goal == "minimize":
             return a < b
         return abs(a - self.best) < abs(b - self.best)
+
+    def is_acceptable(self, value: float) -> bool | None:
+        """Whether ``value`` is strictly better than :attr:`acceptable`; None when no level is stated or the
+        value is not a number."""
+        if self.acceptable is None or value != value:
+            return None
+        return self.better(value, self.acceptable)
 
     @property
     def on_map(self) -> bool:

@@ -1,4 +1,4 @@
-"""The risk-utility map (Duncan, Keller-McNulty & Stokes; METHODS.md §5).
+"""The risk-utility map (Duncan, Keller-McNulty & Stokes; docs/methods.md#risk-utility-map).
 
 One point per (synthesizer, ε, replicate): a synthesis scored by utility
 and disclosure-risk measures, plus two reference points: the original data
@@ -503,9 +503,10 @@ def reaches(value: float, threshold: float, metric: str) -> bool:
 def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold: float, risk: str) -> dict | None:
     """The steward's question: the smallest ε at which ``method`` reaches ``threshold``, and its risk there.
 
-    Works on the means over replicates. Returns None when no ε of the grid
-    reaches the threshold, else a dict with ``epsilon``, ``utility``,
-    ``risk`` and ``sentence``.
+    Works on the means over replicates. Returns a dict with ``epsilon``, ``utility``, ``risk`` (None
+    when no ε of the grid reaches the threshold) and ``sentence``; when one does, ``resolution`` (how
+    close the grid pins it) and ``acceptable``: whether the utility there is what the app calls
+    acceptable (:meth:`Metric.is_acceptable`; None for a measure with no stated level).
     """
     s = summarise(points[points["method"] == method], risk, utility).dropna(subset=["epsilon"])
     s = s.sort_values("epsilon")
@@ -525,8 +526,10 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
     else:
         resolution = (f"{row['epsilon']:g} is the lowest ε in this grid: a smaller ε may reach the threshold "
                       "too; add lower grid points to find out.")
+    info = METRICS.get(utility)
     return {"epsilon": float(row["epsilon"]), "utility": float(row["y"]), "risk": float(row["x"]),
             "resolution": resolution,
+            "acceptable": None if info is None else info.is_acceptable(float(row["y"])),
             "sentence": (f"The smallest ε at which {label} reaches {ulabel} {threshold:g} is {row['epsilon']:g} "
                          f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}.")}
 
@@ -565,26 +568,61 @@ def dp_methods(points: pd.DataFrame) -> list[str]:
     return [m for m in dict.fromkeys(points["method"]) if m in SYNTHESIZERS and SYNTHESIZERS[m].is_dp]
 
 
+def default_methods(schema: Schema, n_rows: int) -> list[str]:
+    """The methods the R-U map sweeps by default: the DP methods the method suggestion may name (those that
+    declare a ``suggest_priority``: :func:`dpsynth_core.suggest_method`), in picker order, less any that
+    refuse this table (its schema and row count). The reference points (the original data, the bootstrap)
+    are always on the map; a method that is not DP is the user's choice, not a default."""
+    out = []
+    for name, synth in SYNTHESIZERS.items():
+        if synth.is_dp and synth.suggest_priority is not None and schema.used \
+                and not synth.refuse(schema, schema.used, n_rows, **synth.resolve({})):
+            out.append(name)
+    return out
+
+
 def default_threshold(points: pd.DataFrame, method: str, utility: str) -> float:
-    """A utility threshold that splits ``method``'s grid: halfway between its best and worst mean values.
+    """The utility threshold the steward's question starts from.
 
-    Halfway in distance from the ideal for a measure with a target (pMSE ratio: 1 + the mean of the
-    best and worst |ratio − 1|), so the best point always reaches it.
-
-    The steward's question then has an informative answer on first use (the best ε reaches it, the worst
-    does not, unless all points are equal); NaN when the method has no point with a value.
+    A measure whose level of "acceptable" the app states (:attr:`Metric.acceptable`: the pMSE ratio's
+    ``constraints.PMSE_RATIO_ACCEPTABLE``) starts there: the answer is then the smallest ε at which the
+    method reaches what a steward is told is acceptable. Any other measure has no such level, so its
+    default only splits ``method``'s grid: halfway between its best and worst mean values (halfway in
+    distance from the ideal for a measure with a target), so the best ε reaches it and the worst does not,
+    unless all points are equal; :func:`threshold_note` says which it is. NaN when the method has no point
+    with a value and the measure states no level.
     """
+    info = METRICS.get(utility)
+    if info is not None and info.acceptable is not None:
+        return float(info.acceptable)
     s = summarise(points[points["method"] == method], utility, utility).dropna(subset=["epsilon", "y"])
     if not len(s):
         return float("nan")
     loss = _loss(s["y"].to_numpy(float), utility, "utility")
     half = float((loss.min() + loss.max()) / 2)  # halfway in "loss" (smaller is better), then back to values
-    info = METRICS.get(utility)
     if info is None or info.goal == "maximize":
         value = -half
     else:
         value = info.best + half if info.goal == "target" else half
     return float(f"{value:.3g}")  # a number a person would type; the grid's points are far coarser
+
+
+def threshold_note(utility: str) -> str:
+    """Where the steward's threshold starts (:func:`default_threshold`), in words for the map's page."""
+    info = METRICS.get(utility)
+    label = info.label if info is not None else utility
+    if info is not None and info.acceptable is not None:
+        return (f"The threshold starts at {info.acceptable:g}, the {label} this app calls acceptable "
+                f"({acceptable_text(info)}): type a stricter value if you need one.")
+    return (f"This app states no acceptable level of {label}, so the threshold starts halfway between the "
+            "method's best and worst point in this sweep, a split of the sweep rather than a standard: type the "
+            "value you would accept. An answer on this measure is never marked acceptable (green).")
+
+
+def acceptable_text(info) -> str:
+    """The acceptable side of a measure's stated level in words: "under 10", "over 0.8"."""
+    above = info.goal == "maximize" or (info.goal == "target" and info.acceptable < info.best)
+    return f"{'over' if above else 'under'} {info.acceptable:g}"
 
 
 def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict | None:

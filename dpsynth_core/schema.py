@@ -1,7 +1,7 @@
 """What is public about a dataset: each column's kind and domain.
 
 A differentially private synthesis may only clip and bin against bounds and
-category lists that are public (METHODS.md §1). :func:`infer_schema` reads
+category lists that are public (docs/methods.md#neighbours-and-what-is-public). :func:`infer_schema` reads
 them off the data so a user can start at once, but marks each one
 ``derived``: a synthesis that relies on a derived domain is labelled "not DP".
 Declaring the domain (:meth:`Schema.from_dict`, or editing the table on the
@@ -531,6 +531,22 @@ def schema_table(schema: Schema) -> pd.DataFrame:
             "reason": c.reason,
         })
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def excluded_note(schema: Schema) -> str | None:
+    """The columns no synthesis models, each with why, in words for the Data page; None when every column is
+    modelled. An excluded column is written to the synthetic data with every value blank (the release's form
+    depends on the schema only), which a user who uploads a blank column should read, not find out.
+
+    >>> excluded_note(Schema.from_dict({"a": {"kind": "categorical", "categories": ["x"]}, "b": {"kind": "excluded"}}))
+    'Not synthesized: b (declared). An excluded column is written to the synthetic data with every value blank; set its kind in the table to model it.'
+    """
+    out = [c for c in schema.columns.values() if c.kind == "excluded"]
+    if not out:
+        return None
+    why = [(c.reason or "declared").removesuffix(" → excluded").removesuffix("; excluded") for c in out]
+    return ("Not synthesized: " + ", ".join(f"{c.name} ({w})" for c, w in zip(out, why)) + ". An excluded column is "
+            "written to the synthetic data with every value blank; set its kind in the table to model it.")
 
 
 def _parse_categories(text: str, previous: tuple | None) -> tuple:

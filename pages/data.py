@@ -57,7 +57,7 @@ ds = state.dataset()
 st.subheader(f"{plain(ds.name)}: {len(ds.df):,} rows, {ds.df.shape[1]} columns")
 if ds.source == "bundled":
     st.caption(plain(core.BUNDLED[ds.name].description) + " Its public schema is declared in data/.")
-st.dataframe(text.displayable(ds.df.head(50)), height=220)
+st.dataframe(text.displayable(ds.df.head(50)), height=220, placeholder="")  # a missing value blank, not "None"
 
 st.subheader("What is public")
 st.markdown(
@@ -102,6 +102,9 @@ for where, (label, fields, kinds, key, helptext) in zip(st.columns(len(BULK)), B
     where.button(label, key=key, help=helptext, on_click=_declare, args=(fields, kinds),
                  disabled=not _pending(fields, kinds), width="stretch")
 
+excluded = core.schema.excluded_note(schema)
+if excluded:
+    st.info(plain(excluded))
 table = core.schema_table(schema)
 NOTE = core.schema.DERIVED_NOTE
 

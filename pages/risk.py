@@ -22,7 +22,15 @@ ds, cfg = state.dataset(), state.config()
 # The holdout changes which rows every synthesis reads, the release's too: it is the steward's setting, on
 # Synthesize. This page may propose one (a button and its sentence), never set it unasked.
 C = core.constraints
-if cfg.holdout:
+release = state.current_release() if st.session_state["mode"] == "release" else None
+if release is not None:  # the page measures the release, on the rows it was made from (state.shown_holdout)
+    made, here = state.shown_holdout(), f"{cfg.holdout:.0%} of the rows" if cfg.holdout else "none"
+    st.caption((f"The release held out {made:.0%} of the rows, as its ledger says: the verdicts compare the records "
+                "it was made from with records it never saw" if made else "The release was made from every row, as "
+                "its ledger says, so verdicts beyond the random-data baselines stay open")
+               + ("." if cfg.holdout == made else f". The holdout set on Synthesize ({here}) applies to the next "
+                  "release: run it again there."))
+elif cfg.holdout:
     st.caption(f"{cfg.holdout:.0%} of the rows are held out (set on Synthesize): the synthesis on every page, the "
                f"release too, uses the other {1 - cfg.holdout:.0%}, and the verdicts compare the records it saw "
                "with records it never saw.")
@@ -128,7 +136,7 @@ def after_matching() -> None:
               f"{mr.original.expected:,.1f}). The false match rate is the intruder's error among unique matches.")
     st.markdown("**Per record**: *c_j* released rows match the record's keys; *T_j* says whether its own row "
                 "is among them. Riskiest first.")
-    st.dataframe(mr.table, height=260)
+    st.dataframe(mr.table, height=260, placeholder="")
 
 
 def draw_key_match() -> set:

@@ -17,19 +17,31 @@ def steward_question(table, x: str, y: str) -> dict | None:
         st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
         return None
     q1, q2 = st.columns(2)
-    target = q1.selectbox("Method", dp_methods, format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_q_method")
+    cfg = state.config()
+    suggested = core.suggest_method(state.dataset().schema, cfg.epsilon, cfg.n)  # asked first, when swept
+    first = dp_methods.index(suggested.method) if suggested is not None and suggested.method in dp_methods else 0
+    target = q1.selectbox("Method", dp_methods, index=first, format_func=lambda m: core.SYNTHESIZERS[m].label,
+                          key="ru_q_method")
     info = core.METRICS[y]
-    # The default splits the method's grid (halfway between its best and worst point), so the first answer
-    # says something; the key holds the measure and method, so a new choice gets its own default.
+    # The default is the level the app calls acceptable where it states one (pMSE ratio), else a split of the
+    # method's grid; the key holds the measure and method, so a new choice gets its own default.
     start = core.rumap.default_threshold(table, target, y)
     threshold = q2.number_input(f"{info.label} to reach ({info.reading})",
                                 value=float(info.best) if start != start else start, format="%.4g",
                                 key=f"ru_q_threshold_{y}_{target}")
+    st.caption(core.rumap.threshold_note(y))
     answer = core.rumap.smallest_epsilon(table, target, y, threshold, x)
     if answer["epsilon"] is None:
         st.warning(answer["sentence"])
     else:
-        st.success(answer["sentence"] + " " + answer["resolution"] + " It is ringed on the map.")
+        found = answer["sentence"] + " " + answer["resolution"] + " It is ringed on the map."
+        if answer["acceptable"]:  # green only where the app's own scale calls the utility acceptable
+            st.success(found)
+        elif answer["acceptable"] is None:
+            st.info(found)
+        else:
+            st.warning(found + f" But {info.label} {answer['utility']:.3g} is not what this app calls acceptable "
+                       f"({core.rumap.acceptable_text(info)}).")
     swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
     at_eps = swept[0] if len(swept) == 1 else st.select_slider(
         "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
@@ -77,8 +89,10 @@ else:
                 "is still running in another tab. Its finished points are kept: run it again with the same settings "
                 "and only the missing points are computed, with the same seeds.")
 
-methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=["independent", "cart"],
-                         format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods")
+methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=core.rumap.default_methods(ds.schema, len(ds.df)),
+                         format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods",
+                         help="By default the DP methods the app may suggest for this table; the original data "
+                              "and the bootstrap are always drawn for reference.")
 grid_text = st.text_input("Total ε grid (comma-separated; log-spaced by default)",
                           ", ".join(f"{e:g}" for e in core.constraints.RU_EPSILONS), key="ru_grid")
 a, b, c, d = st.columns(4)
@@ -169,19 +183,14 @@ widgets.download("Figure (interactive HTML)", lambda fig=fig: fig.to_html(includ
                    file_name="ru_map.html", mime="text/html", key="ru_html", where=e1)
 widgets.download("Sweep table (CSV)", lambda table=table: core.to_csv_bytes(table), file_name="ru_sweep.csv",
                    mime="text/csv", key="ru_csv", where=e2)
-# The PNG takes seconds (kaleido starts a browser), so it is made on request and kept with the figure it shows,
-# under its own key: a download button's key (ru_png) may not be assigned in session_state.
-fig_id = hash(fig.to_json())
-if e3.button("Figure (PNG)", key="ru_png_make"):
-    try:
-        with st.spinner("Drawing the PNG…"):
-            ss["ru_png_bytes"] = (fig_id, core.plots.figure_png(fig))
-    except RuntimeError as err:
-        errors.show_error(str(err))
-made = ss.get("ru_png_bytes")
-if made and made[0] == fig_id:
-    widgets.download("Download the PNG", made[1], file_name="ru_map.png", mime="image/png", key="ru_png",
-                       where=e3)
+# One click: the PNG is made when the button is clicked (seconds: kaleido starts a browser) and downloaded at once.
+# (A button that made it, then a second one that offered it, downloaded nothing on the first click.)
+unavailable = core.plots.png_unavailable()
+if unavailable:
+    e3.caption(unavailable)
+else:
+    widgets.download("Figure (PNG)", lambda fig=fig: core.plots.figure_png(fig), file_name="ru_map.png",
+                     mime="image/png", key="ru_png", where=e3)
 # ε in words where a method has none (the CSV export keeps the number column, empty there).
 st.dataframe(table.assign(epsilon=[core.rumap.epsilon_text(e) for e in table["epsilon"]]), hide_index=True,
              placeholder="")

@@ -142,7 +142,8 @@ def exploration(ds) -> None:
     widgets.show_ledger(ledger)
 
     st.subheader("Synthetic data (exploration, not a release)")
-    st.dataframe(text.displayable(result.data.head(50)), height=260)  # a preview; the download has every row
+    # A preview (the download has every row); a missing value blank, as in the CSV, not "None".
+    st.dataframe(text.displayable(result.data.head(50)), height=260, placeholder="")
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)

@@ -39,7 +39,7 @@ def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, cfg: state
 def current_synthesis() -> core.Synthesis:
     """The synthesis for the session's dataset and settings (cached; each computation is recorded by the core)."""
     ds, cfg = state.dataset(), state.config()
-    train, _ = state.split()
+    train, _ = state.split(cfg.holdout)
     result = _synthesis(ds.fingerprint, train, json.dumps(ds.schema.to_dict(), default=str), cfg, state.run_seed(),
                         state.mask_key())
     spending.show_spending()  # a new computation is a new entry: the sidebar follows
@@ -95,7 +95,7 @@ def run_release() -> None:
     """
     ds, cfg = state.dataset(), state.config()
     st.session_state.pop("release_error", None)
-    train, held = state.split()
+    train, held = state.split(cfg.holdout)  # the settings' split, not the last release's
     try:
         with measures_in_session():
             result = synthesize(train, ds.schema, cfg, seed=None, purpose="release")

@@ -59,12 +59,37 @@ def _kept_schema(fingerprint: str, fallback: core.Schema | None) -> core.Schema 
     return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
 
 
+def carried_settings(schema: core.Schema, n_rows: int) -> SynthConfig:
+    """The settings a newly chosen table starts from (issue 31.9): the method, ε, δ, seed, fixed seed,
+    implicates and the method's options that name no column carry over from the last table, so a steward
+    comparing two tables keeps what they chose; the columns, the declared row count and the holdout were
+    facts of the last table and start afresh. A method that refuses the new table (its schema and row count:
+    more cells than it allows, say) gives way to the default method with its default options."""
+    if "synth_config" not in st.session_state:
+        return SynthConfig()
+    cfg = config()
+    synth = core.SYNTHESIZERS[cfg.method]
+    kinds = {o.name: o.type for o in synth.options}
+    params = tuple((k, v) for k, v in cfg.params if kinds.get(k) != "columns")
+    kept = dict(epsilon=cfg.epsilon, delta=cfg.delta, seed=cfg.seed, fixed_seed=cfg.fixed_seed,
+                implicates=cfg.implicates)
+    try:
+        refused = not schema.used or synth.refuse(schema, schema.used, n_rows, **synth.resolve(dict(params)))
+    except (ValueError, TypeError):  # an option that no longer applies
+        refused = True
+    return SynthConfig(**kept) if refused else SynthConfig(method=cfg.method, params=params, **kept)
+
+
+def _switch_to(ds: Dataset) -> None:
+    st.session_state["synth_config"] = carried_settings(ds.schema, len(ds.df))
+    st.session_state["dataset"] = ds
+    st.session_state.pop("ru_result", None)
+
+
 def set_bundled(name: str) -> None:
     df, schema = bundled(name)
     fp = core.fingerprint(df)
-    st.session_state["dataset"] = Dataset(name, df, _kept_schema(fp, schema), fp, "bundled")
-    st.session_state["synth_config"] = SynthConfig()
-    st.session_state.pop("ru_result", None)
+    _switch_to(Dataset(name, df, _kept_schema(fp, schema), fp, "bundled"))
 
 
 def set_uploaded(name: str, df: pd.DataFrame) -> None:
@@ -72,10 +97,7 @@ def set_uploaded(name: str, df: pd.DataFrame) -> None:
     (A link waiting for this upload is applied by ``ui.link.apply_pending``.)"""
     fp = core.fingerprint(df)
     schema = _kept_schema(fp, None)
-    st.session_state["dataset"] = Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp,
-                                          "upload")
-    st.session_state["synth_config"] = SynthConfig()
-    st.session_state.pop("ru_result", None)
+    _switch_to(Dataset(name, df, core.infer_schema(df) if schema is None else schema, fp, "upload"))
 
 
 def dataset() -> Dataset:
@@ -133,9 +155,22 @@ def mask_key(share: float | None = None) -> str:
     return "none" if mask is None else hashlib.sha256(mask.tobytes()).hexdigest()
 
 
-def split() -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """(rows the synthesizer sees, held-out rows or None)."""
-    return core.rumap.split_holdout(dataset().df, config().holdout, mask=holdout_mask())
+def shown_holdout() -> float:
+    """The share of rows held out of the synthesis the pages show: in release mode the release's own, as its
+    ledger states it, whatever the settings say now (a changed holdout applies to the next release); else
+    the settings' share."""
+    release = current_release() if st.session_state.get("mode") == "release" else None
+    if release is None:
+        return config().holdout
+    held = release.synthesis.ledger["holdout"]
+    return float(held["share"]) if held["taken"] else 0.0
+
+
+def split(share: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """(rows the synthesizer sees, held-out rows or None) at ``share`` (None: :func:`shown_holdout`), so the
+    pages measure a release against the rows it was made from."""
+    share = shown_holdout() if share is None else share
+    return core.rumap.split_holdout(dataset().df, share, mask=holdout_mask(share))
 
 
 def current_release():

@@ -204,7 +204,7 @@ def show_headline(result) -> None:
     # the ε slider, and in Chromium a plotly update cost the page ~80 ms of script per move besides its
     # layout, the table's ~10 ms (a CPU profile of bench/browser_move.py's moves). The bars' scale is fixed
     # at 0-1, the distances' range, so a move's bars can be compared with the last move's.
-    chart.dataframe(h.by_column(), hide_index=True, key="headline_bars", column_config={
+    chart.dataframe(h.by_column(), hide_index=True, key="headline_bars", placeholder="", column_config={
         "column": st.column_config.TextColumn("Column"),
         "distance": st.column_config.ProgressColumn(
             "Distance (KS or TV)", format="%.3f", min_value=0.0, max_value=1.0,

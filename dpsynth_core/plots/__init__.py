@@ -5,7 +5,7 @@ map), :mod:`.utility` (Compare page), :mod:`.risk` (Risk page), :mod:`.audit` (t
 """
 
 from .base import (ECDF_LEVELS, REAL_COLOUR, SYNTH_COLOUR, ci_forest_figure, dcr_figure, ecdf_figure, esc,
-                   figure_png, histogram_figure, ru_figure, step_points)
+                   figure_png, histogram_figure, png_unavailable, ru_figure, step_points)
 from . import teaching  # noqa: F401  (Learn: plots.teaching.*)
 from .audit import audit_figure
 from .risk import dcr_distributions_figure, estimate_figure, roc_figure
@@ -13,7 +13,7 @@ from .utility import (correlation_difference_figure, histogram_grid_figure, impo
                       propensity_roc_figure, propensity_scores_figure)
 
 __all__ = ["ECDF_LEVELS", "REAL_COLOUR", "SYNTH_COLOUR", "ci_forest_figure", "dcr_figure", "ecdf_figure", "esc",
-           "audit_figure", "figure_png", "histogram_figure", "ru_figure", "step_points", "dcr_distributions_figure",
-           "estimate_figure", "roc_figure",
+           "audit_figure", "figure_png", "histogram_figure", "png_unavailable", "ru_figure", "step_points",
+           "dcr_distributions_figure", "estimate_figure", "roc_figure",
            "correlation_difference_figure", "histogram_grid_figure", "importance_figure", "missing_figure",
            "propensity_roc_figure", "propensity_scores_figure"]

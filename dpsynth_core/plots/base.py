@@ -221,7 +221,11 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
         fig.update_xaxes(autorange="reversed")
     if _axis_reversed(y):
         fig.update_yaxes(autorange="reversed")
-    fig.update_layout(height=520, clickmode="event+select")
+    # A sweep's legend (methods, references, the frontier, the answer) runs to three rows and more; placed from
+    # the plot's top edge upwards, as _layout places it, it covered the title (issue 31.10). Hung under the title
+    # in the figure's own coordinates instead, it pushes the plot down however many rows it takes.
+    fig.update_layout(height=560, clickmode="event+select", margin=dict(t=60),
+                      legend=dict(yref="container", y=0.93, yanchor="top"))
     return fig
 
 
@@ -233,10 +237,27 @@ def dcr_figure(dcr) -> go.Figure:
                    "confidential records")
 
 
+PNG_UNAVAILABLE = ("PNG export needs Chromium on the server; use the camera button in the chart's toolbar to save "
+                   "the image from your browser instead.")
+
+
+def png_unavailable() -> str | None:
+    """:data:`PNG_UNAVAILABLE` when :func:`figure_png` cannot work here (kaleido, or a Chromium for it to drive,
+    is missing), so a page offers the other way before a click fails; None when it can, or cannot tell."""
+    try:
+        import kaleido  # noqa: F401
+        from choreographer.browsers.chromium import Chromium
+    except ImportError:
+        return PNG_UNAVAILABLE
+    try:
+        return None if Chromium.find_browser(skip_local=False) else PNG_UNAVAILABLE
+    except Exception:  # noqa: BLE001 - the finder's own trouble: let figure_png try and say
+        return None
+
+
 def figure_png(fig: go.Figure, *, scale: float = 2.0) -> bytes:
     """The figure as a PNG (kaleido drives the machine's Chromium); RuntimeError with a sentence if it cannot."""
     try:
         return fig.to_image(format="png", scale=scale)
     except Exception as err:  # kaleido missing, or no Chromium to drive
-        raise RuntimeError("PNG export needs Chromium on the server; use the camera button in the chart's "
-                           "toolbar to save the image from your browser instead.") from err
+        raise RuntimeError(PNG_UNAVAILABLE) from err

@@ -1,4 +1,5 @@
-"""The privacy ledger of a synthesis and its statement in words (METHODS.md §1), built here alone.
+"""The privacy ledger of a synthesis and its statement in words, built here alone
+(docs/methods.md#the-ledger-and-its-statement).
 
 A synthesizer's ``generate`` returns the :class:`Step` s (mechanism runs) it made; :func:`build_ledger`
 composes them with the row count's step, checks them against the method's declared budget
@@ -117,7 +118,7 @@ def _public_columns(schema: Schema, targets: list[str]) -> dict:
 def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicates: int, row_count_source,
                  steps: list[Step], targets: list[str], kept: list[str], seed, params: dict,
                  holdout_share: float | None = None) -> dict:
-    """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready.
+    """The privacy ledger of one synthesis, JSON-ready (docs/methods.md#the-ledger-and-its-statement).
 
     ``plan``: the budget split the run followed (None for a method that is not DP); the steps
     have been checked against it (:meth:`.budget.Budget.check`).

@@ -10,7 +10,11 @@ neighbour query on KD-trees: no n x n matrix is ever built. Categories are
 better handled outside the tree: synthetic records are split by category
 combination (one tree each over the numeric coordinates), and a real record
 visits another combination only when its mismatches alone cost less than the
-best distance already found. The result is exact either way.
+best distance already found. With many category columns (a survey) nearly
+every combination passes that test, so a record is first measured against the
+synthetic records that agree with it on a whole block of its categories: by
+pigeonhole its nearest is among them whenever it differs in fewer categories
+than there are blocks. The result is exact either way.
 
 Missing values
 --------------
@@ -595,6 +599,22 @@ BRUTE_FORCE_PAIRS = 2**18
 #: Real records below which one group's KD-tree is searched in this thread: starting the workers
 #: costs more than such a search.
 THREADED_ROWS = 4096
+#: Tree coordinates (numeric ones plus one-hot ones of the ungrouped categories) above which a group is
+#: always measured outright: an L1 KD-tree in that many dimensions visits most of its leaves anyway. A
+#: survey-like table of 22,000 rows (bench/survey_like.py: 3 numeric and 8 ungrouped categorical columns,
+#: 48 coordinates) took 0.60 s of CPU for 1,000 records through trees and 0.13 s outright; diamonds' 12 stay
+#: in trees (0.03 s either way).
+TREE_MAX_COORDINATES = 16
+#: The candidate search of a wide table (:meth:`_NearestGower._near_by_blocks`) splits the category columns
+#: into this many blocks, then into more for the records still unsettled (as far as half the columns allow):
+#: a record fewer mismatches away than there are blocks agrees with it on one block at least. Fewer blocks
+#: make fewer candidates, more settle more records. On bench/survey_like.py (1,000 records, 22,000 synthetic)
+#: two blocks settle 30-50% of the records in 0.01 s, three all but 6-10%, five the rest: 0.07-0.10 s of CPU
+#: in all, where starting at three took 0.11-0.19 s (a synthesis by MST puts many candidates in the blocks of
+#: common records, which two blocks settle first).
+BLOCK_ROUNDS = (2, 3, 5)
+#: Candidate pairs measured at once by that search (memory: a few arrays of this many numbers).
+BLOCK_PAIRS = 2**21
 
 
 class _NearestGower:
@@ -610,6 +630,13 @@ class _NearestGower:
     as the tree's). The records are kept sorted by group, one row per numeric
     coordinate and per ungrouped category column, so a group is one slice and
     its one-hot coordinates are written only for its tree.
+
+    A wide table (more than TREE_MAX_COORDINATES tree coordinates: many
+    category columns) is measured outright, and its real records first
+    against candidates only (:meth:`_near_by_blocks`); the group search
+    then takes the records the candidates do not settle. Every way sums a
+    distance in the same order, so the result is the same float whichever
+    way found it.
     """
 
     def __init__(self, synth: _Encoded, *, n_jobs: int):
@@ -630,6 +657,33 @@ class _NearestGower:
         for j, k in enumerate(self.free):
             np.take(synth.codes[:, k], order, out=self.codes[j])
         self.trees: dict[int, cKDTree] = {}
+        self.wide = self.numeric.shape[0] + int(sum(self.levels[k] for k in self.free)) > TREE_MAX_COORDINATES
+        self.rounds = self._block_rounds(self.levels) if self.wide else []
+        self.member_group = np.repeat(np.arange(len(self.keys)), np.diff(self.starts))
+
+    @staticmethod
+    def _block_rounds(levels: np.ndarray) -> list[list[list[int]]]:
+        """The blockings of the category columns the candidate search tries in turn (BLOCK_ROUNDS blocks each,
+        at most half the columns, at least two)."""
+        counts = dict.fromkeys(min(k, len(levels) // 2) for k in BLOCK_ROUNDS)
+        return [_NearestGower._blocks(levels, k) for k in counts if k >= 2]
+
+    @staticmethod
+    def _blocks(levels: np.ndarray, count: int) -> list[list[int]]:
+        """The category columns in ``count`` blocks of about equal numbers of combinations (most levels first,
+        each to the block with fewest so far)."""
+        blocks, sizes = [[] for _ in range(count)], np.zeros(count)
+        for k in np.argsort(-levels, kind="stable"):
+            smallest = int(np.argmin(sizes))
+            blocks[smallest].append(int(k))
+            sizes[smallest] += np.log(max(int(levels[k]), 1))
+        return [sorted(b) for b in blocks]
+
+    def _column(self, k: int) -> np.ndarray:
+        """Category column k of the synthetic records, in their sorted order."""
+        if k in self.free:
+            return self.codes[self.free.index(k)]
+        return self.keys[self.member_group, self.by.index(k)]
 
     @staticmethod
     def _grouping_columns(codes: np.ndarray, levels: np.ndarray) -> list[int]:
@@ -663,7 +717,7 @@ class _NearestGower:
         if not (len(self.numeric) or len(self.free)):  # every column is grouped: within a group all agree
             return np.zeros(len(numeric))
         group = slice(self.starts[g], self.starts[g + 1])
-        if g not in self.trees and len(numeric) * (group.stop - group.start) <= BRUTE_FORCE_PAIRS:
+        if g not in self.trees and (self.wide or len(numeric) * (group.stop - group.start) <= BRUTE_FORCE_PAIRS):
             return _l1_nearest(numeric, codes, self.numeric[:, group], self.codes[:, group], 0.5 / self.p)
         if g not in self.trees:
             # Median splits stall on tied coordinates (one-hot values, repeated
@@ -675,8 +729,79 @@ class _NearestGower:
                                    workers=workers)[0]
 
     def query(self, real: _Encoded) -> np.ndarray:
-        numeric, free = real.numeric, real.codes[:, self.free]
-        codes = real.codes[:, self.by]
+        # A wide table: candidates first (the records that agree with a real record on a whole block of its
+        # categories), in rounds of more blocks for the records not settled, then the group search for the
+        # records whose nearest may still lie among the others.
+        best = np.full(len(real.numeric), np.inf)
+        unsure = np.arange(len(real.numeric))
+        for blocks in self.rounds:
+            best[unsure] = self._near_by_blocks(blocks, real.numeric[unsure], real.codes[unsure])
+            unsure = unsure[~(best[unsure] < len(blocks) / self.p - 1e-9)]
+        if unsure.size:
+            best[unsure] = self._query_groups(real.numeric[unsure], real.codes[unsure])
+        return best
+
+    def _near_by_blocks(self, blocks: list[list[int]], numeric: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Per real record, the least distance to the synthetic records that agree with it on every category
+        of at least one of ``blocks``; the same floats as the group search (:meth:`_pair_distances`).
+
+        A synthetic record outside every such set differs in a category of each block, so it is at least
+        len(blocks)/p away: where the least found is below that, it is the nearest record's distance (the
+        multi-index search of Norouzi, Punjani and Fleet 2012 for Hamming distance). On a survey of ten
+        categorical columns, whose nearest records differ in two or three of them, that is a few hundred
+        candidates a record rather than nearly every synthetic record the group search measured.
+        """
+        n_s, n_r = self.numeric.shape[1], len(numeric)
+        best = np.full(n_r, np.inf)
+        for block in blocks:
+            ids = combine_codes([np.r_[self._column(k), codes[:, k]] for k in block], n_s + n_r)
+            members = np.argsort(ids[:n_s], kind="stable")
+            ranked = ids[:n_s][members]
+            first = np.searchsorted(ranked, ids[n_s:], side="left")
+            counts = np.searchsorted(ranked, ids[n_s:], side="right") - first
+            ends = np.cumsum(counts)
+            start = 0
+            while start < n_r:  # rows in chunks of about BLOCK_PAIRS candidate pairs
+                stop = max(start + 1, int(np.searchsorted(ends, ends[start] - counts[start] + BLOCK_PAIRS, "right")))
+                rows = np.arange(start, min(stop, n_r))
+                each = counts[rows]
+                r_idx = np.repeat(rows, each)
+                if r_idx.size:
+                    within = np.arange(r_idx.size) - np.repeat(np.cumsum(each) - each, each)
+                    s_pos = members[first[r_idx] + within]
+                    np.minimum.at(best, r_idx, self._pair_distances(numeric[rows], codes[rows], each, s_pos))
+                start = int(rows[-1]) + 1
+        return best
+
+    def _pair_distances(self, numeric: np.ndarray, codes: np.ndarray, each: np.ndarray,
+                        s_pos: np.ndarray) -> np.ndarray:
+        """Distances of real record i (a row of ``numeric`` and ``codes``) to each of its ``each[i]`` synthetic
+        records in ``s_pos``, summed as the group search sums them: the numeric coordinates in order, the
+        weight twice per differing ungrouped category (:func:`_l1_nearest`), then, for a record of another
+        group, its grouped mismatches over p."""
+        d = np.zeros(len(s_pos))
+        for k in range(self.numeric.shape[0]):
+            d += np.abs(np.repeat(numeric[:, k], each) - self.numeric[k, s_pos])
+        weight = 0.5 / self.p
+        free = np.zeros(len(s_pos), dtype=_count_dtype(len(self.free)))
+        for j, k in enumerate(self.free):
+            free += np.repeat(codes[:, k], each) != self.codes[j, s_pos]
+        for i in range(1, int(free.max(initial=0)) + 1):
+            more = free >= i
+            d[more] = (d[more] + weight) + weight
+        grouped = np.zeros(len(s_pos), dtype=_count_dtype(len(self.by)))
+        groups = self.member_group[s_pos]
+        for j, k in enumerate(self.by):
+            grouped += np.repeat(codes[:, k], each) != self.keys[groups, j]
+        other = grouped > 0
+        d[other] = d[other] + grouped[other] / self.p
+        return d
+
+    def _query_groups(self, numeric: np.ndarray, real_codes: np.ndarray) -> np.ndarray:
+        """The group search: each record in its own group, then in the others its grouped categories
+        alone do not rule out."""
+        free = real_codes[:, self.free]
+        codes = real_codes[:, self.by]
         n, n_groups = len(numeric), len(self.keys)
         ids = combine_codes([np.r_[self.keys[:, j], codes[:, j]] for j in range(len(self.by))],
                             n_groups + n)
@@ -711,7 +836,9 @@ def _l1_nearest(numeric: np.ndarray, codes: np.ndarray, members: np.ndarray, mem
     ``numeric``, ``codes``: one row per record; ``members``, ``member_codes``: one row per coordinate.
     The sums run as the KD-tree's over :meth:`_NearestGower._points`: the numeric coordinates in order,
     then per ungrouped category column its one-hot ones, where a mismatch adds ``weight`` twice and
-    a match adds zeros; adding zero changes no float, so both give the same distance.
+    a match adds zeros; adding zero changes no float, so both give the same distance. Every mismatch adds
+    the same two terms, so that sum depends on the numeric part and the number of mismatches alone: from
+    COUNTED_COLUMNS category columns on, :func:`_nearest_with_mismatches` counts them in bytes instead.
     """
     out = np.empty(len(numeric))
     n = members.shape[1]
@@ -721,11 +848,49 @@ def _l1_nearest(numeric: np.ndarray, codes: np.ndarray, members: np.ndarray, mem
         d, term = np.zeros((len(block), n)), np.empty((len(block), n))
         for k, column in enumerate(members):
             d += np.abs(np.subtract(block[:, k, None], column, out=term), out=term)
+        if len(member_codes) >= COUNTED_COLUMNS:
+            out[start:start + step] = _nearest_with_mismatches(d, block_codes, member_codes, weight)
+            continue
         for k, column in enumerate(member_codes):
             np.multiply(block_codes[:, k, None] != column, weight, out=term)
             d += term
             d += term
         out[start:start + step] = d.min(axis=1)
+    return out
+
+
+def _count_dtype(columns: int) -> type:
+    """The integer type that counts mismatches over ``columns`` columns: a byte up to 255 of them."""
+    return np.uint8 if columns <= 255 else np.int32
+
+
+#: Ungrouped category columns from which the outright search counts mismatches rather than adding their
+#: weights: below it the two passes of floats per column cost less than ranking and re-summing.
+COUNTED_COLUMNS = 3
+
+
+def _nearest_with_mismatches(d: np.ndarray, codes: np.ndarray, member_codes: np.ndarray, weight: float) -> np.ndarray:
+    """Per row of ``d`` (the numeric part of each record's distance to each member), the least of the
+    distances the tree sums: ``d`` then ``weight`` added twice per category that differs, in that order.
+
+    The mismatches are counted in bytes (a comparison and an addition per column, where adding the weights
+    took four passes over floats), ranked by ``d + 2·weight·count``, which lies within a few units in the
+    last place of the sum, and the sum itself is then taken in the tree's order for the members ranked
+    within 1e-9 of each row's least: the same float as before.
+    """
+    count = np.zeros(d.shape, dtype=_count_dtype(len(member_codes)))
+    for k, column in enumerate(member_codes):
+        count += codes[:, k, None] != column
+    approx = count * (2 * weight)
+    approx += d
+    low = approx.min(axis=1)
+    rows, cols = np.nonzero(approx <= (low + 1e-9)[:, None])
+    exact, mismatches = d[rows, cols], count[rows, cols]
+    for i in range(1, int(mismatches.max(initial=0)) + 1):
+        more = mismatches >= i
+        exact[more] = (exact[more] + weight) + weight
+    out = np.full(len(d), np.inf)
+    np.minimum.at(out, rows, exact)
     return out
 
 

@@ -1,6 +1,6 @@
 """The synthesizer interface, the registry and :func:`synthesize`.
 
-Every synthesizer has two phases (METHODS.md §2):
+Every synthesizer has two phases (docs/methods.md#synthesizers):
 
 * ``measure`` — the only step that reads the confidential data (counts,
   sufficient statistics, fitted trees). It spends no randomness, so its

@@ -6,7 +6,7 @@ model's parameters drawn from their posterior. For a linear model the
 estimating equations U′(Y − Ub) = 0 involve the data only through U′U and
 U′Y (and the residual sum of squares through Y′Y), so noising those
 sufficient statistics makes the whole chain differentially private
-(Chipperfield & O'Keefe 2014; the WesTeam proposal). METHODS.md §2.
+(Chipperfield & O'Keefe 2014; the WesTeam proposal; docs/methods.md#dp_seqreg).
 
 Neighbouring datasets: add or remove one record (unbounded DP).
 

@@ -18,6 +18,7 @@ import pandas as pd
 from ..schema import ColumnSchema, Schema
 
 OUTSIDE = -1  # code of a value outside the declared categories (not counted)
+_EXACT_INTEGERS = 2.0 ** 53  # below it every whole number is a float of its own
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,35 @@ def column_domain(col: ColumnSchema, bins: int) -> Domain:
         return Domain(col, tuple(col.categories), None)
     if col.kind != "numeric":
         raise ValueError(f"column {col.name!r} is excluded and has no domain")
-    lo, hi = col.bounds
-    if col.integer and hi - lo + 1 <= bins:
+    edges = numeric_edges(*col.bounds, integer=col.integer, bins=bins)
+    labels = tuple(zip(edges[:-1], edges[1:]))
+    return Domain(col, labels, edges)
+
+
+def numeric_edges(lo: float, hi: float, *, integer: bool, bins: int) -> np.ndarray:
+    """Bin edges over the bounds [lo, hi]: one bin per whole number for a small integer range, else ``bins``
+    equal-width bins; a single-value domain (lo = hi) is one bin of width 0, which decodes to that value.
+
+    Floating point cannot always draw those grids: past 2**53 neighbouring whole numbers share one float, so
+    there a small integer range gets equal-width bins instead of one per whole number, repeated edges are
+    merged, and bounds that collapse to one float (integers such as 2**64 and 2**64 + 1, both
+    1.8446744073709552e19) get the single-value bin: every domain has at least one bin (issue 31.12: an
+    empty one crashed every method that bins). The edges depend on the declared bounds only, never on the data.
+
+    >>> numeric_edges(0.0, 3.0, integer=True, bins=20).tolist()
+    [-0.5, 0.5, 1.5, 2.5, 3.5]
+    >>> numeric_edges(2.0**64, 2.0**64 + 1, integer=True, bins=20).tolist()  # one float: one bin
+    [1.8446744073709552e+19, 1.8446744073709552e+19]
+    """
+    if integer and hi - lo + 1 <= bins and max(abs(lo), abs(hi)) < _EXACT_INTEGERS:
         # one bin per whole number: decoding then gives back exact integers
         edges = np.arange(np.floor(lo), np.floor(hi) + 2) - 0.5
     elif hi > lo:
         edges = np.linspace(lo, hi, bins + 1)
     else:
         edges = np.array([lo, hi], dtype=float)
-    labels = tuple(zip(edges[:-1], edges[1:]))
-    return Domain(col, labels, edges)
+    edges = np.unique(edges)  # sorted already; merges the edges floating point made equal
+    return edges if len(edges) > 1 else np.array([lo, hi], dtype=float)
 
 
 def encode_column(values: pd.Series, domain: Domain) -> np.ndarray:

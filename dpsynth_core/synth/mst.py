@@ -1,9 +1,10 @@
 """MST: noisy 1-way marginals, a privately chosen spanning tree of 2-way marginals.
 
-McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge, as
-METHODS.md §2 states it but for the budget split, in zero-concentrated DP (Bun & Steinke 2016):
+McKenna, Miklau & Sheldon (2021), winner of the NIST 2018 challenge (docs/methods.md#mst), with our
+own budget split, in zero-concentrated DP (Bun & Steinke 2016):
 
-1. ρ is the largest with ρ + 2√(ρ ln(1/δ)) ≤ ε. It is split (``MST.rho_shares``)
+1. ρ is the largest whose (ε, δ) bound is ≤ ε (privacy/accounting.py: Canonne, Kamath and
+   Steinke 2020). It is split (``MST.rho_shares``)
    20% to the 1-way marginals, 5% to choosing the tree and 75% to the tree's
    2-way marginals, which carry the associations (the paper splits in thirds;
    this split gives a lower mean 2-way total variation on diamonds at every ε

@@ -11,7 +11,8 @@ from dpsynth_core.rumap import pareto_mask, reaches, smallest_epsilon, summarise
 
 def _sweep(rows):
     df = pd.DataFrame(rows, columns=["method", "epsilon", "rep", "exact_copy_share", "ks_mean", "pmse_ratio"])
-    return df.assign(label=df["method"], seed=0, is_dp=True, reference=False)
+    return df.assign(label=df["method"], seed=0, is_dp=True, reference=False,
+                     auc=0.5 + (df["pmse_ratio"] - 1) / 20)  # a target measure with no stated level: 0.9, 0.6, 0.475
 
 
 def test_pareto_mask_follows_each_metrics_goal():
@@ -72,11 +73,35 @@ def test_default_threshold_splits_the_grid_halfway_in_distance_from_the_ideal():
     # Minimise: halfway between 0.02 and 0.30 is 0.16, which ε = 1 and 3 reach and ε = 0.3 does not.
     assert default_threshold(sweep, "independent", "ks_mean") == pytest.approx(0.16)
     assert smallest_epsilon(sweep, "independent", "ks_mean", 0.16, "exact_copy_share")["epsilon"] == 1.0
-    # Target 1: |9 − 1| = 8 and |0.5 − 1| = 0.5, halfway 4.25 from 1, so the threshold is 5.25 (the value
-    # halfway, 4.75, would not do: 0.5 is the best point and it must reach).
-    assert default_threshold(sweep, "independent", "pmse_ratio") == pytest.approx(5.25)
-    assert smallest_epsilon(sweep, "independent", "pmse_ratio", 5.25, "exact_copy_share")["epsilon"] == 1.0
+    # AUC, target 0.5: |0.9 − 0.5| = 0.4 and |0.475 − 0.5| = 0.025, halfway 0.2125 from 0.5, so the threshold is
+    # 0.7125 (the value halfway, 0.6875, would not do: 0.475 is the best point and it must reach).
+    assert default_threshold(sweep, "independent", "auc") == pytest.approx(0.713)  # to 3 digits, as typed
+    assert smallest_epsilon(sweep, "independent", "auc", 0.713, "exact_copy_share")["epsilon"] == 1.0
     assert math.isnan(default_threshold(sweep, "cart", "ks_mean"))  # no point of that method
+
+
+def test_the_pmse_ratio_threshold_starts_at_the_level_the_app_calls_acceptable():
+    # Issue 31.2: halfway between the best and worst point (here 5.25) is no standard; on the issue's sweep it
+    # made the green answer a pMSE ratio of 24.5, which the same app calls poor. The default is now the stated
+    # level, 10 ("under 10 acceptable"), whatever the sweep holds.
+    from dpsynth_core.rumap import default_threshold, threshold_note
+    sweep = _three_point_sweep()
+    assert default_threshold(sweep, "independent", "pmse_ratio") == 10.0
+    assert default_threshold(sweep, "cart", "pmse_ratio") == 10.0  # no point needed
+    assert "starts at 10, the pMSE ratio this app calls acceptable (under 10)" in threshold_note("pmse_ratio")
+    assert threshold_note("ks_mean").startswith("This app states no acceptable level of Mean KS, so the threshold "
+                                                "starts halfway between the method's best and worst point")
+
+
+def test_an_answer_says_whether_its_utility_is_acceptable():
+    sweep = _three_point_sweep()  # pMSE ratios 9.0, 3.0, 0.5
+    assert smallest_epsilon(sweep, "independent", "pmse_ratio", 10.0, "exact_copy_share")["acceptable"] is True
+    high = _sweep([("independent", 0.3, 0, 0.0, 0.3, 24.5), ("independent", 3.0, 0, 0.0, 0.1, 10.0)])
+    loose = smallest_epsilon(high, "independent", "pmse_ratio", 30.0, "exact_copy_share")
+    assert loose["epsilon"] == 0.3 and loose["acceptable"] is False  # reaches 30, but 24.5 is poor
+    # 10.0 itself is not acceptable ("under 10"), as pmse_ratio_level reads it.
+    assert smallest_epsilon(high, "independent", "pmse_ratio", 10.0, "exact_copy_share")["acceptable"] is False
+    assert smallest_epsilon(sweep, "independent", "ks_mean", 0.5, "exact_copy_share")["acceptable"] is None
 
 
 def test_the_answer_states_the_grid_resolution():

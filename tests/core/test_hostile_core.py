@@ -400,3 +400,34 @@ def test_a_regression_on_numbers_too_large_to_fit_is_refused_in_a_sentence():
     frame = pd.DataFrame({"y": [1e308, 1.0, 2.0, 3.0, 4.0], "x": [1.0, 2.0, 3.0, 4.0, 6.0]})
     with pytest.raises(DataError, match=r"^Column 'y' holds numbers beyond ±1e\+100, too large to fit a regression"):
         regression_ci_overlap(frame, frame, "y", ["x"])
+
+
+# -- 6. numeric domains that floating point cannot split (issue 31.12) ------------------------------
+
+# Whole numbers past 2**53 with too many distinct values to be categorical: as floats they are all
+# 2.0**64, so the inferred (and any declared) bounds are one value; the methods that bin crashed on it.
+COLLAPSED_CSV = "big,g\n" + "".join(f"{2**64 + i},{'ab'[i % 2]}\n" for i in range(120))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_synthesizes_a_column_whose_bounds_are_one_float(method):
+    df = _csv(COLLAPSED_CSV)
+    schema = infer_schema(df)
+    assert schema["big"].kind == "numeric" and schema["big"].bounds == (2.0 ** 64, 2.0 ** 64)
+    res = synthesize(df, method, epsilon=1.0, schema=schema, n=50, seed=0)
+    assert len(res.data) == 50 and out_of_domain(res.data, schema) == []
+    if method not in ("bootstrap", "cart"):  # these copy real values; the others draw from the domain
+        # a domain of one value has one thing to say: that value
+        assert (pd.to_numeric(res.data["big"]).astype(float) == 2.0 ** 64).all()
+
+
+def test_bins_past_2_to_the_53_merge_the_edges_floating_point_made_equal():
+    from dpsynth_core.synth.encoding import numeric_edges
+    # Integers 2**53 .. 2**53 + 10: only the even ones are floats, so no bin per whole number; the 20 bins'
+    # edges fall on the six floats in the range.
+    lo = 2.0 ** 53
+    assert numeric_edges(lo, lo + 10, integer=True, bins=20).tolist() == [lo + 2 * k for k in range(6)]
+    # 20 equal-width bins over 1,000 at 2**60 (floats 256 apart): the five distinct multiples of 256 in reach.
+    lo = 2.0 ** 60
+    edges = numeric_edges(lo, lo + 1024, integer=False, bins=20)
+    assert edges.tolist() == [lo + 256 * k for k in range(5)]

@@ -117,6 +117,16 @@ def test_figure_png_renders_with_the_machines_chromium(sweep):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
+def test_png_export_says_beforehand_when_it_cannot_work(monkeypatch):
+    from choreographer.browsers.chromium import Chromium
+    import shutil
+    assert shutil.which("chromium")  # this machine has one, as the browser tests need
+    assert plots.png_unavailable() is None
+    monkeypatch.setattr(Chromium, "find_browser", staticmethod(lambda **kw: None))  # a server without one
+    assert plots.png_unavailable() == plots.base.PNG_UNAVAILABLE
+    assert "camera button" in plots.base.PNG_UNAVAILABLE
+
+
 def _drawn(trace, at: np.ndarray) -> np.ndarray:
     """Height of a step line (shape "hv") at each point: that of the last drawn point at or left of it."""
     return np.asarray(trace.y)[np.searchsorted(np.asarray(trace.x), at, side="right") - 1]

@@ -10,7 +10,7 @@ import pytest
 
 import dpsynth_core as core
 from tests.conftest import ROOT
-from tests.e2e.conftest import go, shot, wait_idle
+from tests.e2e.conftest import go, new_page, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -85,8 +85,10 @@ def _sweep_and_pick_independent_at_3(page) -> None:
     wait_idle(page)
     page.locator(".js-plotly-plot").first.wait_for()
     shot(page, "ru_map")
-    # Traces: original data, then independent marginals (points in ε order), cart, bootstrap.
-    page.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".points path").nth(1).click(force=True)
+    # Traces: original data, then the default methods (points in ε order), then the bootstrap.
+    df, schema = core.datasets.load_bundled("penguins")
+    trace = 1 + core.rumap.default_methods(schema, len(df)).index("independent")
+    page.locator(".js-plotly-plot .scatterlayer .trace").nth(trace).locator(".points path").nth(1).click(force=True)
     wait_idle(page)
     page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()
 
@@ -197,13 +199,8 @@ def test_sweep_pick_a_point_then_release_package(page):
 
 def test_a_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser, fresh_server):
     # Until app.py has run once, Streamlit runs a page file named by the address on its own (pages/ mode).
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
+    ctx, pg = new_page(browser, fresh_server + "/synthesize?data=bundled%3Adiamonds&method=independent&eps=0.5&seed=7")
     try:
-        pg = ctx.new_page()
-        pg.set_default_timeout(30_000)
-        pg.goto(fresh_server + "/synthesize?data=bundled%3Adiamonds&method=independent&eps=0.5&seed=7")
-        wait_idle(pg)
         assert pg.get_by_test_id("stException").count() == 0
         assert pg.get_by_test_id("stSidebarNav").inner_text().split() == [
             "Data", "Synthesize", "Compare", "Risk", "R-U", "map", "Ledger", "Learn"]

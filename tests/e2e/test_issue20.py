@@ -76,7 +76,11 @@ def test_ru_map_answers_marks_and_exports_every_format(page):
     wait_idle(page)
     page.locator(".js-plotly-plot").first.wait_for()
     assert page.get_by_role("button", name="Cancel").count() == 0  # the sweep ended: Cancel is gone
-    answer = page.get_by_text(re.compile("^The smallest ε at which Independent noisy marginals reaches"))
+    threshold = page.get_by_label(re.compile("^pMSE ratio to reach"))  # a threshold every sweep reaches
+    threshold.fill("1000")
+    threshold.press("Enter")
+    wait_idle(page)
+    answer = page.get_by_text(re.compile("^The smallest ε at which MST \\(spanning tree of noisy 2-way marginals\\) reaches"))
     answer.wait_for()
     assert re.search(r"(Smallest ε in this grid: [\d.]+; the next lower grid point|is the lowest ε in this grid)",
                      answer.inner_text())
@@ -96,12 +100,10 @@ def test_ru_map_answers_marks_and_exports_every_format(page):
             "button").click()
     html = Path(dl.value.path()).read_text(encoding="utf-8")
     assert dl.value.suggested_filename == "ru_map.html" and "answer: smallest" in html  # the ring is exported
-    # The PNG: made on request (kaleido), then offered; this click used to crash the page.
-    page.get_by_role("button", name="Figure (PNG)").click()
-    wait_idle(page)
+    # The PNG: made on the click (kaleido) and downloaded at once (issue 31.6).
+    with page.expect_download(timeout=90_000) as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Figure (PNG)").get_by_role("button").click()
     assert page.get_by_test_id("stException").count() == 0
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download the PNG").get_by_role("button").click()
     assert dl.value.suggested_filename == "ru_map.png"
     assert Path(dl.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -117,3 +117,31 @@ def test_the_link_names_an_upload_by_a_keyed_hash_never_its_fingerprint(at):
     link = "&".join(f"{k}={v}" for k, v in at.query_params.items())
     for k in range(0, 64 - 8 + 1, 8):
         assert ds.fingerprint[k:k + 8] not in link
+
+
+def test_an_all_blank_column_is_excluded_in_a_sentence_and_released_blank(at):
+    # Issue 31.7: the column became 'excluded' in the table's kind cell, and nothing on the page said so.
+    ds = _upload(at, "blank.csv", PEOPLE.assign(notes=None))
+    assert ds.schema["notes"].kind == "excluded"
+    notes = [i.value.replace("\\", "") for i in at.info if "Not synthesized" in i.value]  # without Markdown escapes
+    assert len(notes) == 1 and "notes (every value is missing)" in notes[0] and "every value blank" in notes[0]
+    # What the sentence promises: the synthetic data hold the column, blank.
+    out = core.synthesize(ds.df, "independent", epsilon=1.0, schema=ds.schema, seed=0).data
+    assert "notes" in out.columns and out["notes"].isna().all()
+
+
+def test_previews_show_a_missing_value_as_a_blank_cell(at):
+    # Issue 31.7: the browser's table shows a missing cell as "None" unless the placeholder is "" (as on Compare).
+    ds = _upload(at, "gaps.csv", PEOPLE.assign(height=PEOPLE["height"].where(PEOPLE.index % 4 > 0)))
+    assert ds.df["height"].isna().any()
+    pages = {"data": at.dataframe}
+    at.switch_page("pages/synthesize.py").run()
+    pages["synthesize"] = at.dataframe
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.run()
+    pages["release"] = at.dataframe
+    for page, tables in pages.items():
+        assert len(tables) >= 1, page
+        for table in tables:
+            assert table.proto.HasField("placeholder") and table.proto.placeholder == "", page
+    assert pages["data"][0].value["height"].isna().any()  # the preview has missing cells to show blank

@@ -120,3 +120,24 @@ def test_an_unforeseen_error_shows_the_generic_sentence_and_logs_no_data(monkeyp
     logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "dpsynth")
     assert "unexpected ValueError at" in logged and "compare.py" in logged
     assert "secret_col" not in logged and "123456" not in logged
+
+
+def test_a_column_whose_values_collapse_to_one_float_synthesizes_on_every_page():
+    # Issue 31.12: whole numbers past 2**53 (2**64, 2**64 + 1, …) are one float, so the column's bounds are one
+    # value; every method that bins crashed on it, and the page showed the generic error instead of a synthesis.
+    data = ("big,g\n" + "".join(f"{2**64 + i},{'ab'[i % 2]}\n" for i in range(120))).encode()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.file_uploader(key="uploader").set_value(("collapsed.csv", data, "text/csv")).run()
+    assert at.session_state["dataset"].schema["big"].bounds == (2.0 ** 64, 2.0 ** 64)
+    for method in ("mst", "independent"):
+        at.switch_page("pages/synthesize.py").run()
+        at.selectbox(key="method").set_value(method).run()
+        assert not at.exception and not at.error, (method, [e.value for e in at.error])
+        assert at.session_state["synth_config"].method == method
+        at.switch_page("pages/risk.py").run()
+        assert not at.exception and not at.error, (method, [e.value for e in at.error])
+        # Compare compares: its only sentence is the regression's, whose outcome column pandas holds as
+        # Python integers (exact past 64 bits), not as numbers it can fit.
+        at.switch_page("pages/compare.py").run()
+        assert not at.exception
+        assert [e.value for e in at.error] in ([], ["A linear regression needs a numeric outcome; 'big' is not\\."])

@@ -88,7 +88,9 @@ def test_compare_and_risk_have_the_method_and_epsilon_of_synthesize(at):
 
 @pytest.mark.parametrize("typed, words", [(500.0, "above the largest ε this app allows, 100"),
                                           (0.001, "below the smallest ε this app allows, 0.01"),
-                                          (-1.0, "must be positive")])
+                                          (0.0, "ε = 0 would be the strongest guarantee"),
+                                          (0.0, "ε must be at least 0.01"),
+                                          (-1.0, "ε is never negative")])
 def test_a_typed_epsilon_out_of_range_is_refused_in_words(at, typed, words):
     at.switch_page("pages/synthesize.py").run()
     eps_input(at).set_value(typed).run()

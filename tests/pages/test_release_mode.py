@@ -5,6 +5,7 @@ import io
 import json
 import zipfile
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -163,3 +164,43 @@ def test_the_release_shows_an_audit_of_its_method_on_a_look_alike(at, ledger_sto
     assert entries(ledger_store) == recorded
     assert {m.label: m.value for m in at.metric}["Lower bound on ε, 95 %"] == \
         core.privacy.audit.bound_text(result.honest.bound)
+
+
+def _risk_holdout_words(at) -> tuple[list[str], str]:
+    """The Risk page's sentences on the holdout: its captions that say which rows were used, and the sentence
+    on which measures apply (which names held-out rows only when the page has them)."""
+    captions = [c.value for c in at.caption if "held out" in c.value or "every row" in c.value]
+    applies = next(m.value for m in at.markdown if "fully synthetic" in m.value)
+    return captions, applies
+
+
+@pytest.mark.parametrize("held_out", [True, False])
+def test_release_mode_risk_measures_the_release_on_the_rows_it_was_made_from(held_out):
+    # Issue 31.7: a release made with 20% held out, then the holdout set to none for the next one: Risk said
+    # "every row is used" (and measured against every row) while the ledger said 20% was held out. And the
+    # other way round: a release from every row, then 20% set: "the release too uses the other 80%".
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"g": rng.choice(list("abc"), 1200), "v": rng.integers(0, 50, 1200)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="uploader").set_value(("big.csv", core.to_csv_bytes(df), "text/csv")).run()
+    at.switch_page("pages/synthesize.py").run()
+    at.selectbox(key="holdout").set_value(0.2 if held_out else 0.0).run()
+    at.session_state["mode"] = at.session_state["mode_choice"] = "release"
+    at.switch_page("pages/synthesize.py").run()
+    at.button(key="run_release").click().run()
+    held = at.session_state["release"].synthesis.ledger["holdout"]
+    assert held["taken"] == held_out and held.get("share", 0.2) == 0.2
+    at.selectbox(key="holdout").set_value(0.0 if held_out else 0.2).run()  # the next release's holdout
+    at.switch_page("pages/risk.py").run()
+    assert not at.exception and not at.error
+    captions, applies = _risk_holdout_words(at)
+    if held_out:
+        assert captions == ["The release held out 20% of the rows, as its ledger says: the verdicts compare the "
+                            "records it was made from with records it never saw. The holdout set on Synthesize "
+                            "(none) applies to the next release: run it again there."]
+        assert "rows held out before synthesis show" in applies  # measured with the held-out rows
+    else:
+        assert captions == ["The release was made from every row, as its ledger says, so verdicts beyond the "
+                            "random-data baselines stay open. The holdout set on Synthesize (20% of the rows) "
+                            "applies to the next release: run it again there."]
+        assert "hold out rows before synthesis to tell" in applies  # no held-out rows: none were

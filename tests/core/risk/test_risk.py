@@ -293,6 +293,82 @@ def test_measured_outright_and_through_trees_the_distances_are_the_same_floats(m
     assert np.isnan(synth["b"]).any() and (outright > 0).all()
 
 
+def _survey_frame(rng: np.random.Generator, n: int, *, skew: float = 1.0) -> pd.DataFrame:
+    """Mostly categorical records, as a household survey: eight category columns of 2 to 12 levels (their
+    shares tilted by ``skew``) and two numeric ones with many zeros and some missing values."""
+    frame = pd.DataFrame({f"c{j}": rng.choice([f"v{k}" for k in range(levels)], n,
+                                             p=(w := np.arange(1, levels + 1) ** skew) / w.sum())
+                          for j, levels in enumerate((12, 9, 7, 6, 5, 4, 3, 2))})
+    frame["hours"] = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(1, 60, n))
+    frame["income"] = np.where(rng.random(n) < 0.3, 0.0, rng.lognormal(10, 1, n))
+    frame.loc[rng.random(n) < 0.1, "income"] = np.nan
+    return frame
+
+
+def test_wide_tables_find_the_nearest_among_candidates_exactly(monkeypatch):
+    # Issue 31.11: eight category columns make 57 tree coordinates, so every group is measured outright and
+    # the records that agree with a real record on a whole block of categories are searched first, in two
+    # blocks, then three, then four; half the real records come from the other end of each category's shares,
+    # so some settle in each round (nearest under 2/10, 3/10, 4/10) and some only in the group search.
+    rng = np.random.default_rng(31)
+    real = pd.concat([_survey_frame(rng, 150), _survey_frame(rng, 150, skew=-2.0)], ignore_index=True)
+    synth = _survey_frame(rng, 3000)
+    expected = _brute_force_gower(real, synth)
+    assert [b.size for b in np.split(np.sort(expected), np.searchsorted(np.sort(expected), [0.2, 0.3, 0.4]))] == \
+        [62, 95, 97, 46]  # every way is taken
+    found = gower_dcr(real, synth)
+    np.testing.assert_allclose(found, expected, atol=1e-12)
+    # The same floats as the group search alone, measured outright and through trees.
+    monkeypatch.setattr(distance_module, "BLOCK_ROUNDS", ())
+    np.testing.assert_array_equal(gower_dcr(real, synth), found)
+    monkeypatch.setattr(distance_module, "TREE_MAX_COORDINATES", 10_000)  # trees allowed at any width
+    monkeypatch.setattr(distance_module, "BRUTE_FORCE_PAIRS", 0)  # and always taken
+    np.testing.assert_array_equal(gower_dcr(real, synth), found)
+
+
+def test_on_a_survey_the_candidate_search_measures_a_fraction_of_the_pairs(monkeypatch):
+    # Issue 31.11's cost, counted rather than timed: on mostly categorical records whose nearest differs in two
+    # or three categories, the group search measured half of all (real, synthetic) pairs (84% on
+    # bench/survey_like.py); the candidate search measures a quarter of that, with the same floats.
+    rng = np.random.default_rng(7)
+    real, synth = _survey_frame(rng, 300), _survey_frame(rng, 3000)
+    measured = {"pairs": 0}
+    outright, candidates = distance_module._l1_nearest, distance_module._NearestGower._pair_distances
+
+    def count_outright(numeric, codes, members, member_codes, weight):
+        measured["pairs"] += len(numeric) * members.shape[1]
+        return outright(numeric, codes, members, member_codes, weight)
+
+    def count_candidates(self, numeric, codes, each, s_pos):
+        measured["pairs"] += len(s_pos)
+        return candidates(self, numeric, codes, each, s_pos)
+
+    monkeypatch.setattr(distance_module, "_l1_nearest", count_outright)
+    monkeypatch.setattr(distance_module._NearestGower, "_pair_distances", count_candidates)
+    found = gower_dcr(real, synth)
+    share = measured["pairs"] / (len(real) * len(synth))
+    monkeypatch.setattr(distance_module, "BLOCK_ROUNDS", ())  # the group search alone
+    measured["pairs"] = 0
+    np.testing.assert_array_equal(gower_dcr(real, synth), found)
+    share_before = measured["pairs"] / (len(real) * len(synth))
+    assert share_before > 0.4 and share < share_before / 4, (share_before, share)
+
+
+def test_counting_mismatches_gives_the_trees_floats(monkeypatch):
+    # With three or more ungrouped category columns the outright search counts mismatches in bytes and
+    # re-sums the nearest in the tree's order: the same floats as the trees and as adding the weights.
+    rng = np.random.default_rng(5)
+    real, synth = _survey_frame(rng, 400), _survey_frame(rng, 4000)
+    monkeypatch.setattr(distance_module, "BLOCK_ROUNDS", ())
+    counted = gower_dcr(real, synth)
+    monkeypatch.setattr(distance_module, "COUNTED_COLUMNS", 10_000)  # every column's weights added
+    np.testing.assert_array_equal(gower_dcr(real, synth), counted)
+    monkeypatch.setattr(distance_module, "TREE_MAX_COORDINATES", 10_000)
+    monkeypatch.setattr(distance_module, "BRUTE_FORCE_PAIRS", 0)
+    np.testing.assert_array_equal(gower_dcr(real, synth), counted)
+    np.testing.assert_allclose(counted, _brute_force_gower(real, synth), atol=1e-12)
+
+
 def test_copies_have_zero_distance_and_are_counted():
     rng = np.random.default_rng(3)
     real = _mixed_frame(rng, 20)

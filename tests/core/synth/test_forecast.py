@@ -2,7 +2,7 @@
 each declared on the method's class (issue 29).
 
 Every forecast here is called with a schema built from a dict and no data at all, so it cannot read
-the data; its numbers are recomputed below from the methods' formulas (METHODS.md §2).
+the data; its numbers are recomputed below from the methods' formulas (docs/methods.md#synthesizers).
 """
 
 from __future__ import annotations
