@@ -50,11 +50,13 @@ def suggest_method(schema: Schema, epsilon: float, n: int | None = None) -> Sugg
     given its own forecast at its default options); the first that gives a reason is named. None when
     no registered method may be suggested here.
 
-    The shipped rule, from bench/bench_seed_methods.py on diamonds (figures in the README): a
-    marginal-based method (MST, then PrivBayes); else DP sequential regression when its forecast is
-    "good"; else independent noisy marginals. Dirichlet, PeGS, block PeGS, PMI and uniform are never
-    suggested: at a total ε their prior or per-record budget leaves near-uniform output (TV1 0.56 on
-    diamonds at ε = 0.3, 1 and 3), and uniform keeps nothing.
+    The shipped rule, from bench/bench_dp_utility.py and bench/bench_seed_methods.py (figures in the
+    README): AIM where its forecast is good or fair; MST unless its forecast is poor; PrivBayes where that
+    forecast is good or unknown (on penguins every marginal-based method was behind independent marginals
+    at ε = 0.3, 1 and 3); else DP sequential regression when its forecast is "good"; else independent noisy
+    marginals. Dirichlet, PeGS, block PeGS, PMI and uniform are never suggested: at a total ε their prior or
+    per-record budget leaves near-uniform output (TV1 0.56 on diamonds at ε = 0.3, 1 and 3), and uniform
+    keeps nothing.
     """
     order = list(SYNTHESIZERS)
     candidates = sorted((s for s in SYNTHESIZERS.values() if s.is_dp and s.suggest_priority is not None),
