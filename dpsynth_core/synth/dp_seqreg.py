@@ -118,10 +118,11 @@ def from_log(t: np.ndarray, col) -> np.ndarray:
 
 
 def log_schema(schema, columns):
-    """``schema`` with each of ``columns`` on its log scale: bounds [log lo, log hi], not whole numbers."""
+    """``schema`` with each of ``columns`` on its log scale: bounds [log lo, log hi], not whole numbers, and no
+    special values (a regression on the log scale has no cell to keep them in)."""
     for c in columns:
         lo, hi = schema[c].bounds
-        schema = schema.replace_column(c, bounds=(math.log(lo), math.log(hi)), integer=False)
+        schema = schema.replace_column(c, bounds=(math.log(lo), math.log(hi)), integer=False, specials=())
     return schema
 
 

@@ -9,6 +9,7 @@ import sys
 import tomllib
 import zipfile
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -57,10 +58,54 @@ def penguins():
 
 def test_schema_writes_the_inferred_schema_as_json(tmp_path, penguins):
     code, out, err = run("schema", DATA, cwd=tmp_path)
-    assert code == 0 and "derived" in err
-    assert json.loads(out) == json.loads(json.dumps(core.infer_schema(penguins[0]).to_dict(), default=str))
-    # Its output is a schema the other commands read back.
-    assert core.Schema.from_dict(json.loads(out)) == core.infer_schema(penguins[0])
+    assert code == 0 and "derived" in err and "CONFIDENTIAL" in err
+    assert json.loads(out) == json.loads(core.infer_schema(penguins[0]).to_json())  # no counts, no notes
+    # Its output is a schema the other commands read back (bar the counts and notes, which it leaves out).
+    inferred = core.infer_schema(penguins[0])
+    back = core.Schema.from_dict(json.loads(out))
+    assert all(back[c].replace(reason=col.reason, n_missing=col.n_missing) == col for c, col in inferred.columns.items())
+    assert "n_missing" not in out and "reason" not in out
+    # With -o, the counts and notes go to a file of their own, named as confidential.
+    code, _, err = run("schema", DATA, "-o", "birds.schema.json", cwd=tmp_path)
+    notes = json.loads((tmp_path / "birds.CONFIDENTIAL-notes.json").read_text(encoding="utf-8"))
+    assert code == 0 and notes["sex"]["n_missing"] == int(penguins[0]["sex"].isna().sum()) == 11
+    assert notes["body_mass_g"]["read_off_the_data"]["upper"] == "6300"
+
+
+def test_schema_estimated_privately_holds_only_public_values(tmp_path):
+    rng = np.random.default_rng(12)
+    n = 4000
+    df = pd.DataFrame({"hours": np.where(rng.random(n) < 0.3, 0, rng.integers(5, 60, n)),
+                       "income": np.round(rng.uniform(1500, 9000, n), 2),
+                       "job": rng.choice(["clerk", "nurse", "cook"], n)})
+    df.loc[:40, "income"] = np.nan
+    (tmp_path / "staff.csv").write_bytes(core.to_csv_bytes(df))
+    # Unseeded, as a user runs it: at 0.1 a column every threshold is a few hundred records against thousands,
+    # so what is asserted fails with probability below 1e−6.
+    code, _, err = run("schema", "staff.csv", "--estimate-epsilon", "0.3", "-o", "staff.schema.json", cwd=tmp_path)
+    assert code == 0, err
+    text = (tmp_path / "staff.schema.json").read_text(encoding="utf-8")
+    spec = json.loads(text)
+    # Only public values: nothing read off the data, no count, no note; the estimate's ε and steps.
+    assert not any("derived" in c or "withheld" in c or "n_missing" in c or "reason" in c for c in spec.values())
+    assert str(df["income"].max()) not in text and str(df["income"].min()) not in text
+    schema = core.Schema.from_dict(spec)
+    assert schema.is_public and schema.estimate_epsilon == pytest.approx(0.3)
+    notes = json.loads((tmp_path / "staff.CONFIDENTIAL-notes.json").read_text(encoding="utf-8"))
+    assert notes["income"]["n_missing"] == 41
+    # A release with it lists the estimate's steps and takes their ε off its total.
+    code, _, err = run("release", "staff.csv", "--schema", "staff.schema.json", "--epsilon", "1", "-o", "r.zip",
+                       cwd=tmp_path)
+    assert code == 0, err
+    with zipfile.ZipFile(tmp_path / "r.zip") as z:
+        ledger = json.loads(next(z.read(f) for f in z.namelist() if f.endswith(".ledger.json")))
+    assert ledger["is_dp"] and ledger["epsilon_total"] == 1.0 and ledger["schema_estimate"]["epsilon"] == 0.3
+    assert ledger["steps"][0]["target"] == "schema estimate: kind and missing values of hours"
+    # A public file with a withheld value is refused in a sentence, not read as a declaration.
+    spec["job"]["withheld"] = ["nullable"]
+    (tmp_path / "w.json").write_text(json.dumps(spec), encoding="utf-8")
+    code, _, err = run("release", "staff.csv", "--schema", "w.json", "--epsilon", "1", cwd=tmp_path)
+    assert code == 2 and "'job': its nullable were withheld" in err and "Traceback" not in err
 
 
 def test_synthesize_with_a_seed_is_the_library_call_and_its_settings_repeat_it(tmp_path, penguins):
