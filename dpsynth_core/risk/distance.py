@@ -619,11 +619,12 @@ BRUTE_FORCE_PAIRS = 2**18
 #: costs more than such a search.
 THREADED_ROWS = 4096
 #: Tree coordinates (numeric ones plus one-hot ones of the ungrouped categories) above which a group is
-#: always measured outright: an L1 KD-tree in that many dimensions visits most of its leaves anyway. A
-#: survey-like table of 22,000 rows (bench/survey_like.py: 3 numeric and 8 ungrouped categorical columns,
-#: 48 coordinates) took 0.60 s of CPU for 1,000 records through trees and 0.13 s outright; diamonds' 12 stay
-#: in trees (0.03 s either way).
-TREE_MAX_COORDINATES = 16
+#: always measured outright: an L1 KD-tree in that many dimensions visits most of its leaves anyway, while
+#: below it the trees win as the synthetic table grows. CPU for 1,000 records, trees against outright: the
+#: survey-like table (bench/survey_like.py, 48 coordinates) 0.51 / 0.08 s at 22,000 rows and 3.41 / 0.42 s at
+#: 220,000; the memory bench's table (bench/bench_memory.py, 17 coordinates) 0.07 / 0.03 s at 22,000 rows but
+#: 0.13 / 0.64 s at 200,000 (at 16 its 675,000 rows went outright, and the Risk page took 61 s instead of 4).
+TREE_MAX_COORDINATES = 24
 #: The candidate search of a wide table (:meth:`_NearestGower._near_by_blocks`) splits the category columns
 #: into this many blocks, then into more for the records still unsettled (as far as half the columns allow):
 #: a record fewer mismatches away than there are blocks agrees with it on one block at least. Fewer blocks
