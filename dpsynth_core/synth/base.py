@@ -417,7 +417,8 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
     if columns is not None:
         unknown = sorted(set(columns) - set(used))
         if unknown:
-            raise ValueError(f"cannot synthesize {unknown}: not modelled columns of the schema")
+            raise ValueError(f"Cannot synthesize {', '.join(map(str, unknown))}: the schema models no such column; "
+                             f"choose among {', '.join(map(str, used))}.")
         if n is not None and n != len(df):
             raise ValueError("partial synthesis keeps rows one for one, so n must equal len(df)")
     if not targets:
