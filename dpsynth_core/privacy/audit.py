@@ -44,7 +44,6 @@ from scipy import stats
 
 from .. import constraints
 from ..schema import ColumnSchema, Schema
-from ..synth.encoding import column_domain  # a leaf module: no cycle with the synthesizers that import this one
 from .accounting import zcdp_epsilon, zcdp_rho
 from .budget import NONE, PER_RECORD
 
@@ -176,6 +175,9 @@ def column_cell(col: ColumnSchema, bins: int, missing: bool = False) -> Cell | N
         ordinary, planted = tuple(cats[:-1]), cats[-1]
         test = ("equals", planted)
     else:
+        # Here, not at the top: importing synth.encoding runs the synth package, whose methods import this module.
+        from ..synth.encoding import column_domain
+
         domain = column_domain(col, bins)
         if domain.edges is None or len(domain.edges) < 3:
             ordinary, planted, test = (), None, None
