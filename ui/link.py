@@ -1,5 +1,6 @@
 """The share link: settings read from the URL's query parameters at a session's start and written back
-as they change (never the data); a link for an uploaded file waits for that file."""
+as they change (never the data); a link for an uploaded file waits for that file, and the address keeps
+that link until the user chooses data or a setting (a reload or a bookmark made meanwhile still waits)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def read_link() -> None:
     elif token.startswith("upload:"):
         # The data never travels in a link: wait for the user to upload the same file (to this server).
         st.session_state["pending_link"] = (token, settings)
+        # Meanwhile the session shows the penguins at their defaults, which the address must not take (issue
+        # 31.4): it keeps this link until the data or a setting changes (then the address follows the session).
+        st.session_state["held_link"] = (params, _situation())
         notes.append("this link is for an uploaded file: upload the same file on the Data page to restore it")
     st.session_state["link_notes"] = notes
 
@@ -47,8 +51,29 @@ def apply_config(settings: dict) -> None:
     state.set_config(**{**settings, "columns": cols} if "columns" in settings else settings)
 
 
+def _situation() -> tuple:
+    """What the address follows: the session's data (by content) and settings."""
+    return state.dataset().fingerprint, state.config()
+
+
+def _holding() -> bool:
+    """Whether the address still holds a link that waits for its uploaded file (:func:`read_link`): true until the
+    session's data or settings change, and the address is put back to it (a page switch may have cleared it)."""
+    held = st.session_state.get("held_link")
+    if held is None:
+        return False
+    if held[1] != _situation():
+        st.session_state.pop("held_link")
+        return False
+    if _params() != held[0]:
+        st.query_params.from_dict(held[0])
+    return True
+
+
 def write_link() -> None:
     """Keep the URL's query parameters equal to the current settings (never the data)."""
+    if _holding():
+        return
     ds, cfg = state.dataset(), state.config()
     token = core.share.dataset_token(ds.source, ds.name, ds.fingerprint)
     params = core.share.config_params(cfg, dataset=token)
