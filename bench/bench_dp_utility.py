@@ -1,27 +1,33 @@
-"""Utility of every DP synthesizer on the bundled diamonds table, at the same total ε.
+"""Utility of our marginal-based synthesizers against every public implementation (issue 30).
 
-Issue 18: every DP method in SYNTHESIZERS at ε ∈ {0.3, 1, 3} × 3 seeds, with
-smartnoise-synth's MST as a peer when ``--peer`` names a Python that has it
-(installed only in a benchmark venv, never a runtime dependency). Reports,
-as medians over the seeds:
+Ours (this venv): AIM, MST, PrivBayes, independent noisy marginals, at their default options, plus AIM at
+10 bins (the peers' grid). Peers, each run by ``bench/_peers.py`` in a venv of its own outside the
+repository (never a dependency of the project; ``--peer NAME=PYTHON``): smartnoise-synth's MST and AIM,
+dpmm's MST, PrivBayes and AIM, OpenDP's MST and AIM. ``_peers.py`` says how each is called.
 
-* TV1 — mean total variation over the 1-way marginals,
-* TV2 — mean total variation over all 2-way marginals,
-  both on one fixed discretisation for every method (``EVAL_BINS`` equal-width
-  bins per numeric column over its declared bounds, categories as declared),
-* pMSE ratio of the logit discriminator with all pairwise interactions
-  (constraints.PROPENSITY_HEADLINE_ROWS stacked rows, seed 0),
-* mean CI overlap of ``price ~ carat + cut`` (linear),
-* seconds for fit + sample (measurement cache cleared) and for a new ε
-  (measurement cached; wall clock, and this process's CPU time, which the
-  other work on a shared machine does not inflate).
+Data: every bundled table of ``--datasets`` (diamonds, penguins and the zero-inflated table when it is
+bundled), split once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public;
+``--holdout 0`` gives every method the whole table).
+Every method gets the training rows, the total ε, δ = 1e-6 and n = the training rows, declared.
+The peers get the training rows as integer codes on the evaluation grid (each column's declared
+categories, or 10 equal bins over a numeric column's declared bounds) with the declared size of every
+column's domain: none reads a domain off the data or spends ε on preprocessing. Their codes are decoded
+as ours are (a numeric value uniformly inside its bin). Every sample is drawn i.i.d. from the fitted model.
 
-Every method gets the same total ε and the row count declared public
-(n = 53,940, as in the NIST challenge), so no share goes to a noisy count.
+Metrics, one code for every method, against the training rows:
 
-Targets (issue 18, at ε = 1): TV2 ≤ 0.029, pMSE ratio ≤ 57, fit + sample ≤ 5 s,
-new ε ≤ 0.5 s. Run: ``.venv/bin/python bench/bench_dp_utility.py`` (about
-10 minutes; ``--methods mst --epsilons 1`` for one row).
+* TV1, TV2, TV3: mean total variation over every 1-, 2- and 3-way marginal on the evaluation grid;
+* pMSE ratio: the project's headline discriminator (logistic with all pairwise interactions on 1,000 rows
+  of each table, ``headline_propensity``), and "pMSE 5k", the same on 5,000 rows of each (the measure of
+  issue 18, whose figures issue 30 quotes);
+* TV2 holdout: TV2 against the real holdout.
+
+The row "real holdout" scores the holdout itself: the floor a synthesis of this many rows can reach.
+Medians over ``--runs`` unseeded runs. Time: fit + sample, wall clock and CPU seconds (ours: a cold
+measurement cache; a peer's: what its own script measured around fit + sample); a peer still running
+after ``--timeout`` seconds (600) is "> 600 s". ``--markdown FILE`` writes the tables.
+
+Small first: ``--datasets penguins --epsilons 1 --runs 1``.
 """
 
 from __future__ import annotations
@@ -41,19 +47,33 @@ import pandas as pd
 from _common import machine  # noqa: E402  (also puts the project on sys.path)
 
 import dpsynth_core as core  # noqa: E402
-from dpsynth_core import constraints  # noqa: E402
-from dpsynth_core.synth import SYNTHESIZERS, base  # noqa: E402
+from dpsynth_core.datasets import BUNDLED  # noqa: E402
+from dpsynth_core.privacy.accounting import zcdp_rho  # noqa: E402
+from dpsynth_core.synth import base  # noqa: E402
 from dpsynth_core.synth.encoding import assemble_frame, decode_column, encode  # noqa: E402
+from dpsynth_core.utility.propensity import headline_propensity  # noqa: E402
 
 EVAL_BINS = 10
 EPSILONS = (0.3, 1.0, 3.0)
-SEEDS = (1, 2, 3)
 DELTA = 1e-6
-PEER_SCRIPT = Path(__file__).with_name("_smartnoise_mst.py")
+HOLDOUT = 0.2
+RUNS = 5
+TIMEOUT = 600.0
+OURS = {"AIM": ("aim", {}), "AIM (10 bins)": ("aim", {"bins": EVAL_BINS}), "MST": ("mst", {}),
+        "PrivBayes": ("privbayes", {}), "independent": ("independent", {})}
+PEERS = ("smartnoise MST", "smartnoise AIM", "dpmm MST", "dpmm PrivBayes", "dpmm AIM", "OpenDP MST", "OpenDP AIM")
+PEER_SCRIPT = Path(__file__).with_name("_peers.py")
+METRICS = ["TV1", "TV2", "TV3", "pMSE ratio", "pMSE 5k", "TV2 holdout"]
 
 
-def tv_scores(real: pd.DataFrame, synth: pd.DataFrame, schema) -> tuple[float, float]:
-    """Mean TV over 1-way and over 2-way marginals on the common discretisation."""
+def split(df: pd.DataFrame, share: float = HOLDOUT) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The fixed split of a public table (seed 0): training rows and a holdout of about ``share``."""
+    held = np.random.default_rng(0).random(len(df)) < share
+    return df[~held].reset_index(drop=True), df[held].reset_index(drop=True)
+
+
+def tv_scores(real: pd.DataFrame, synth: pd.DataFrame, schema) -> dict[str, float]:
+    """Mean TV over every 1-, 2- and 3-way marginal on the evaluation grid."""
     cols = schema.used
     a, doms = encode(real, schema, cols, EVAL_BINS)
     b, _ = encode(synth, schema, cols, EVAL_BINS)
@@ -65,120 +85,150 @@ def tv_scores(real: pd.DataFrame, synth: pd.DataFrame, schema) -> tuple[float, f
         x = np.bincount(flat, minlength=int(np.prod([sizes[i] for i in idx])))
         return x / max(x.sum(), 1)
 
-    tv1 = [0.5 * np.abs(dist(a, [i]) - dist(b, [i])).sum() for i in range(len(cols))]
-    tv2 = [0.5 * np.abs(dist(a, [i, j]) - dist(b, [i, j])).sum()
-           for i, j in itertools.combinations(range(len(cols)), 2)]
-    return float(np.mean(tv1)), float(np.mean(tv2))
+    out = {}
+    for k in (1, 2, 3):
+        sets = list(itertools.combinations(range(len(cols)), k))
+        out[f"TV{k}"] = float(np.mean([0.5 * np.abs(dist(a, list(s)) - dist(b, list(s))).sum() for s in sets])) \
+            if sets else float("nan")
+    return out
 
 
-def scores(real, synth, schema) -> dict:
-    tv1, tv2 = tv_scores(real, synth, schema)
-    pm = core.propensity_metrics(real, synth, interactions=True, seed=0,
-                                 max_rows=constraints.PROPENSITY_HEADLINE_ROWS)
-    reg = core.regression_ci_overlap(real, synth, "price", ["carat", "cut"])
-    return {"TV1": tv1, "TV2": tv2, "pMSE ratio": pm.pmse_ratio, "CI overlap": reg.mean_overlap}
+def scores(train: pd.DataFrame, holdout: pd.DataFrame, synth: pd.DataFrame, schema) -> dict[str, float]:
+    categorical = [c for c in schema.used if schema[c].kind == "categorical"]
+    pmse = {f"pMSE {'ratio' if rows == 1000 else '5k'}":
+            headline_propensity(train, synth, seed=0, categorical=categorical, rows_each=rows).pmse_ratio
+            for rows in (1000, 5000)}
+    held = tv_scores(holdout, synth, schema)["TV2"] if len(holdout) else float("nan")
+    return {**tv_scores(train, synth, schema), **pmse, "TV2 holdout": held}
 
 
-def run_ours(method: str, df, schema, eps: float, seed: int, params: dict) -> dict:
-    """One synthesis at total ε (n declared public), timed cold and at a new ε with the measure cached.
-
-    A per-record method whose ``epsilon`` is the budget of one record is
-    given the ε per record that makes its ledger total ``eps``.
-    """
-    def run(e, s_):
-        return core.synthesize(df, method, epsilon=e, schema=schema, seed=s_, n=len(df), **params)
-
+def run_ours(method: str, params: dict, train, schema, eps: float) -> tuple[pd.DataFrame, float, float]:
+    """One unseeded synthesis at total ε with n declared, timed from a cold measurement cache."""
     base._measure_cache.clear()
-    t = time.perf_counter()
-    s = run(eps, seed)
-    first = time.perf_counter() - t
-    per_call = eps
-    if s.ledger["epsilon_total"] > eps * (1 + 1e-9):  # ε was per record: scale it to the total
-        per_call = eps * eps / s.ledger["epsilon_total"]
-        base._measure_cache.clear()
-        t = time.perf_counter()
-        s = run(per_call, seed)
-        first = time.perf_counter() - t
     t, c = time.perf_counter(), time.process_time()
-    run(per_call * 1.01, seed + 100)
-    again, again_cpu = time.perf_counter() - t, time.process_time() - c
-    # seeded for reproducibility, so labelled exploration: DP but for the seed (issue 15)
-    assert base.dp_but_for_seed(s.ledger) and abs(s.ledger["epsilon_total"] - eps) < 1e-6 * eps, s.ledger["dp_label"]
-    return {**scores(df, s.data, schema), "fit+sample s": first, "new ε s": again, "new ε CPU s": again_cpu,
-            "δ": s.ledger["delta"]}
+    s = core.synthesize(train, method, epsilon=eps, delta=DELTA, schema=schema, n=len(train), **params)
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    assert s.ledger["is_dp"] and abs(s.ledger["epsilon_total"] - eps) < 1e-6 * eps, s.ledger["dp_label"]
+    return s.data, wall, cpu
 
 
-def run_peer(python: str, df, schema, eps: float, seed: int, workdir: Path) -> list[tuple[str, dict]]:
-    """smartnoise-synth's MST in its own venv: one fit, sampled as shipped and i.i.d.
+def run_peer(peer: str, python: str, codes_path: Path, domain_path: Path, eps: float, n: int, workdir: Path,
+             timeout: float) -> tuple[pd.DataFrame | None, dict]:
+    """One fit + i.i.d. sample by a peer in its venv: its codes and what its script reported (None past the
+    time limit)."""
+    out_path = workdir / "peer_out.csv"
+    try:
+        done = subprocess.run([python, str(PEER_SCRIPT), peer, str(codes_path), str(domain_path), repr(eps),
+                               repr(DELTA), repr(zcdp_rho(eps, DELTA)), str(n), str(out_path)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, {"seconds": float("inf"), "cpu": float("inf")}
+    if done.returncode:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
+    return pd.read_csv(out_path), json.loads(done.stdout.strip().splitlines()[-1])
 
-    It gets the table already discretised on our MST's bins (the bundled
-    table is public, so it may go to a temporary file), and its codes are
-    decoded as ours are (uniform inside a numeric bin).
-    """
-    bins = SYNTHESIZERS["mst"].defaults["bins"]
-    codes, domains = encode(df, schema, schema.used, bins)
-    codes_path = workdir / "codes.csv"
-    if not codes_path.exists():
-        pd.DataFrame(codes, columns=schema.used).to_csv(codes_path, index=False)
-    out = subprocess.run([python, str(PEER_SCRIPT), str(codes_path), str(eps), str(DELTA), str(seed), str(workdir)],
-                         capture_output=True, text=True)
-    if out.returncode:
-        raise RuntimeError(out.stderr.strip().splitlines()[-1])
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    rows = []
-    for kind, name in (("shipped", "smartnoise MST, as shipped"), ("iid", "smartnoise MST, i.i.d. from its model")):
-        got = pd.read_csv(res[kind])
-        rng = np.random.default_rng(seed)
-        synth = assemble_frame({c: decode_column(got[c].to_numpy(dtype=np.int64), dom, rng)
-                                for c, dom in zip(schema.used, domains)}, schema, df.columns, len(got))
-        rows.append((name, {**scores(df, synth, schema), "fit+sample s": res["seconds"], "new ε s": float("nan"),
-                            "δ": DELTA}))
-    return rows
+
+def decoded(codes: pd.DataFrame, schema, columns, domains, n: int) -> pd.DataFrame:
+    """A peer's codes as values, decoded as ours are; a code −1 (outside the declared domain) is missing."""
+    rng = np.random.default_rng()
+    values = {}
+    for c, d in zip(schema.used, domains):
+        got = codes[c].to_numpy(dtype=np.int64)
+        v = decode_column(np.maximum(got, 0), d, rng)
+        v[got < 0] = np.nan
+        values[c] = v
+    return assemble_frame(values, schema, columns, n)
+
+
+def bench_dataset(name: str, args, peers: dict[str, str], records: list, calls: dict) -> None:
+    df, schema = core.load_bundled(name)
+    train, holdout = split(df, args.holdout)
+    if len(holdout):
+        records.append({"data": name, "ε": float("nan"), "method": "real holdout", "run": 0,
+                        **scores(train, holdout, holdout, schema), "wall s": float("nan"), "CPU s": float("nan")})
+    tmp = tempfile.TemporaryDirectory(prefix="dp_utility_")  # public data only, removed at the end
+    workdir = Path(tmp.name)
+    codes, domains = encode(train, schema, schema.used, EVAL_BINS)
+    codes_path, domain_path = workdir / "codes.csv", workdir / "domain.json"
+    pd.DataFrame(codes, columns=schema.used).to_csv(codes_path, index=False)
+    domain_path.write_text(json.dumps({c: d.size for c, d in zip(schema.used, domains)}))
+    for eps in args.epsilons:
+        for label in args.ours:
+            method, params = OURS[label]
+            for run in range(args.runs):
+                synth, wall, cpu = run_ours(method, params, train, schema, eps)
+                records.append({"data": name, "ε": eps, "method": label, "run": run,
+                                **scores(train, holdout, synth, schema), "wall s": wall, "CPU s": cpu})
+        for peer, python in peers.items():
+            for run in range(args.runs):
+                try:
+                    got, info = run_peer(peer, python, codes_path, domain_path, eps, len(train), workdir, args.timeout)
+                except Exception as exc:  # a peer failing is a result to report, not a crash of the bench
+                    print(f"{peer} on {name} at ε = {eps:g}: {type(exc).__name__}: {exc}")
+                    break
+                row = {"data": name, "ε": eps, "method": peer, "run": run, "wall s": info["seconds"],
+                       "CPU s": info["cpu"]}
+                if got is None:
+                    records.append({**row, **{m: float("nan") for m in METRICS}})
+                    break  # past the limit once: the other runs would be too
+                calls[peer] = info["call"]
+                records.append({**row, **scores(train, holdout, decoded(got, schema, df.columns, domains, len(train)),
+                                                schema)})
+    tmp.cleanup()
+
+
+def table(records: list) -> str:
+    """Markdown tables of the medians, one per data set and ε."""
+    runs = pd.DataFrame(records)
+    lines = []
+    for (name, eps), group in runs.groupby(["data", "ε"], sort=False, dropna=False):
+        med = group.groupby("method", sort=False)[METRICS + ["wall s", "CPU s"]].median()
+        count = group.groupby("method", sort=False)["run"].count()
+        lines += [f"### {name}, " + ("reference" if np.isnan(eps) else f"ε = {eps:g}"), "",
+                  "| method | runs | " + " | ".join(METRICS) + " | fit + sample s | CPU s |",
+                  "| --- " * (len(METRICS) + 4) + "|"]
+        for method, row in med.iterrows():
+            late = np.isinf(row["wall s"])
+            cells = ["—" if late or np.isnan(row[m]) else f"{row[m]:.4g}" for m in METRICS]
+            time_cells = [f"> {TIMEOUT:g} s", "—"] if late else \
+                ["—" if np.isnan(row[t]) else f"{row[t]:.3g}" for t in ("wall s", "CPU s")]
+            lines.append(f"| {method} | {count[method]} | " + " | ".join(cells + time_cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--methods", nargs="*", default=[m for m, s in SYNTHESIZERS.items() if s.is_dp])
+    global TIMEOUT
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", nargs="*", default=[d for d in ("diamonds", "penguins", "zero_inflated")
+                                                      if d in BUNDLED])
     ap.add_argument("--epsilons", nargs="*", type=float, default=list(EPSILONS))
-    ap.add_argument("--seeds", nargs="*", type=int, default=list(SEEDS))
-    ap.add_argument("--bins", type=int, default=None, help="override the methods' bins")
-    ap.add_argument("--peer", default=None, help="python of a venv with smartnoise-synth (e.g. /work/benchvenv/bin/python)")
-    ap.add_argument("--out", default=None, help="also write every run (not only the medians) to this CSV")
+    ap.add_argument("--runs", type=int, default=RUNS)
+    ap.add_argument("--ours", nargs="*", default=list(OURS), choices=list(OURS))
+    ap.add_argument("--peer", action="append", default=[], metavar="NAME=PYTHON",
+                    help=f"a peer and the python of its venv, e.g. 'dpmm AIM=/work/venvs/peers/bin/python'; "
+                         f"peers: {', '.join(PEERS)}")
+    ap.add_argument("--holdout", type=float, default=HOLDOUT,
+                    help="share of rows held out (0: every method gets the whole table, as issue 30's 'Done when')")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds before a peer is '> timeout'")
+    ap.add_argument("--out", default=None, help="also write every run to this CSV")
+    ap.add_argument("--markdown", default=None, help="write the tables to this file")
     args = ap.parse_args()
-    df, schema = core.load_bundled("diamonds")
-    records = []
-    tmp = tempfile.TemporaryDirectory(prefix="dp_utility_")  # the peer's files: public data only, removed at exit
-    workdir = Path(tmp.name)
-    for eps in args.epsilons:
-        for method in args.methods:
-            params = {} if args.bins is None else {"bins": args.bins}
-            for seed in args.seeds:
-                try:
-                    r = run_ours(method, df, schema, eps, seed, params)
-                except Exception as exc:  # a method refusing the data is a result, not a crash
-                    print(f"{method} ε={eps:g} seed {seed}: {type(exc).__name__}: {exc}")
-                    continue
-                records.append({"ε": eps, "method": method, "seed": seed, **r})
-        if args.peer:
-            for seed in args.seeds:
-                try:
-                    for name, r in run_peer(args.peer, df, schema, eps, seed, workdir):
-                        records.append({"ε": eps, "method": name, "seed": seed, **r})
-                except Exception as exc:
-                    print(f"smartnoise MST ε={eps:g} seed {seed}: {type(exc).__name__}: {exc}")
-    tmp.cleanup()
-    if not records:
-        raise SystemExit("no run succeeded")
-    table = pd.DataFrame(records)
-    med = table.groupby(["ε", "method"], sort=False).median(numeric_only=True).drop(columns="seed")
-    print(machine())
-    print(f"data: diamonds, {len(df):,} rows; median of seeds {args.seeds}; TV on {EVAL_BINS} bins per numeric column")
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        shown = med.round(4)
-        shown["δ"] = med["δ"].map(lambda v: f"{v:g}")
-        print(shown.to_string())
+    TIMEOUT = args.timeout
+    peers = dict(p.split("=", 1) for p in args.peer)
+    unknown = sorted(set(peers) - set(PEERS))
+    if unknown:
+        raise SystemExit(f"unknown peer(s) {unknown}; peers: {', '.join(PEERS)}")
+    records, calls = [], {}
+    for name in args.datasets:
+        bench_dataset(name, args, peers, records, calls)
+    text = "\n".join([machine(), "", f"Medians of unseeded runs; δ = {DELTA:g}; holdout share {args.holdout:g}; "
+                      f"TV on {EVAL_BINS} bins per numeric column.", "", table(records)]
+                     + ["How each peer was called:", ""] + [f"* {p}: {c}" for p, c in calls.items()])
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n", encoding="utf-8")
     if args.out:
-        table.to_csv(args.out, index=False)
+        pd.DataFrame(records).to_csv(args.out, index=False)
 
 
 if __name__ == "__main__":

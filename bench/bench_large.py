@@ -151,7 +151,7 @@ def memory(args) -> None:
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
-    from tests.e2e.conftest import FLAGS, _free_port, go, wait_idle
+    from tests.e2e.conftest import FLAGS, RUN_WATCH, _free_port, go, wait_idle
 
     path = Path(tempfile.mkdtemp(dir="/dev/shm")) / "large.csv"  # the benchmark's own generated table
     path.write_bytes(csv_bytes(args.rows, 5))
@@ -173,6 +173,7 @@ def memory(args) -> None:
             # A first session on the bundled data visits the same pages, so the libraries they import on
             # first use are loaded: the baseline.
             ctx = browser.new_context()
+            ctx.add_init_script(RUN_WATCH)  # wait_idle reads the page's run messages through it
             pg = ctx.new_page()
             pg.set_default_timeout(600_000)
             pg.goto(url)
@@ -188,6 +189,7 @@ def memory(args) -> None:
             for i in range(args.sessions):
                 cpu, wall = _cpu_s(proc.pid), time.perf_counter()
                 ctx = browser.new_context()
+                ctx.add_init_script(RUN_WATCH)
                 pg = ctx.new_page()
                 pg.set_default_timeout(600_000)
                 pg.goto(url)

@@ -30,7 +30,8 @@ __all__ = [
 
 def _load() -> dict:
     """The whole public API, imported; its names (and the submodules they come from) go into the package."""
-    from . import cluster, constraints, plots, readout, release, report, rumap, settings, share, teaching  # noqa: F401
+    from . import (cluster, constraints, plots, readout, release, report, rumap, schema_editor,  # noqa: F401
+                   schema_estimate, settings, share, teaching)
     from .constraints import parse_epsilon_grid
     from .datasets import BUNDLED, load_bundled
     from .errors import BudgetExceeded, DataError, LedgerError, MethodRefused
@@ -42,7 +43,8 @@ def _load() -> dict:
     from .risk import (attribute_inference, distance_risk, formal_risk, key_match_disclosure, match_risk,
                        sample_uniqueness, unique_reproduction, wilson_interval)
     from .rumap import ru_map
-    from .schema import KINDS, ColumnSchema, Schema, infer_schema, schema_from_table, schema_table
+    from .schema import KINDS, ColumnSchema, Schema, infer_schema
+    from .schema_editor import schema_from_table, schema_table
     from .synth import SYNTHESIZERS, Synthesis, fingerprint, synthesize
     from .utility import (ci_overlap, ecdf_data, histogram_data, ks_statistic, propensity_metrics,
                           regression_ci_overlap)

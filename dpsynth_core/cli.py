@@ -202,17 +202,61 @@ def _write(path: Path, data: bytes) -> None:
 
 # -- the commands ------------------------------------------------------------
 
+def _notes_path(output: str) -> Path:
+    """Where the notes read off the data go, beside the schema file and named as confidential."""
+    out = Path(output)
+    stem = out.name.removesuffix(".json").removesuffix(".schema")
+    return out.with_name(f"{stem}.CONFIDENTIAL-notes.json")
+
+
+def _confidential_notes(schema) -> dict:
+    """What the schema holds that was read off the data: each column's missing count, the reason for its
+    kind (which may quote a value) and every value still read off the data."""
+    from .schema_editor import field_value_text
+
+    out = {}
+    for name, col in schema.columns.items():
+        note = {"n_missing": col.n_missing, "reason": col.reason}
+        left = {f: field_value_text(col, f) for f in col.relevant_fields if f in col.derived_fields}
+        if left:
+            note["read_off_the_data"] = left
+        out[name] = note
+    return out
+
+
 def cmd_schema(args) -> None:
-    from .schema import infer_schema
+    from .schema import infer_schema, merge_declared
+    from .schema_estimate import estimate_and_record
 
     df = _read_data(args.data)
-    text = json.dumps(infer_schema(df).to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-    print("dpsynth: note: every category list and bound was read off the data (\"derived\": true); replace them "
-          "with values you can publish and delete \"derived\" before a DP synthesis.", file=sys.stderr)
+    base = _read_schema(args.schema, df) if args.schema else None
+    if args.estimate_epsilon is not None:
+        use, store = _use(args, df, "schema estimate"), _store(args)
+        est = estimate_and_record(df, args.estimate_epsilon, base=base, use=use, store=store)
+        _recorded(store, use)
+        schema = est.schema
+        text = json.dumps(schema.to_public_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        print(f"dpsynth: note: every value that was read off the data was estimated privately at ε = "
+              f"{est.epsilon:g} (δ = {est.delta:g}, {len(est.steps)} steps, listed in the file); a synthesis with "
+              "this schema takes that ε off its total and lists the steps in its ledger.", file=sys.stderr)
+        for note in est.notes:
+            print(f"dpsynth: note: {note}", file=sys.stderr)
+    else:
+        schema = infer_schema(df) if base is None else merge_declared(infer_schema(df), base)
+        text = schema.to_json()
+        print("dpsynth: note: the values marked \"derived\" were read off the data; declare values you can publish "
+              "and delete \"derived\" before a DP synthesis, or estimate them privately with --estimate-epsilon.",
+              file=sys.stderr)
     if args.output:
         _write(Path(args.output), text.encode("utf-8"))
+        notes = json.dumps(_confidential_notes(schema), indent=2, ensure_ascii=False, default=str) + "\n"
+        _write(_notes_path(args.output), notes.encode("utf-8"))
+        print("dpsynth: note: the missing counts and notes read off the data are in the CONFIDENTIAL file: keep it "
+              "with the data, never publish it.", file=sys.stderr)
     else:
         sys.stdout.write(text)
+        print("dpsynth: note: with -o the missing counts and notes read off the data are also written, to a "
+              "separate CONFIDENTIAL file.", file=sys.stderr)
 
 
 def cmd_synthesize(args) -> None:
@@ -426,7 +470,12 @@ def _synthesize_arguments(p) -> None:
 
 
 def _schema_arguments(p) -> None:
-    p.add_argument("-o", "--output", help="schema JSON to write (default: standard output)")
+    p.add_argument("-o", "--output", help="schema JSON to write (default: standard output); the notes read off the "
+                                          "data go beside it, to <name>.CONFIDENTIAL-notes.json")
+    p.add_argument("--estimate-epsilon", type=float, metavar="E",
+                   help="estimate every value still read off the data privately at ε = E, and write only public "
+                        "values (declared or estimated, with their ε and ledger steps)")
+    p.add_argument("--schema", help="a declared schema to start from: its values are kept and cost nothing")
 
 
 def _sweep_arguments(p) -> None:
@@ -491,8 +540,8 @@ def _audit_arguments(p) -> None:
 
 #: Each command: its help, what runs it, whether it reads a data file, and its own arguments.
 COMMANDS = {
-    "schema": ("Infer a schema from a CSV, as JSON to edit (the format of data/*.schema.json).", cmd_schema, True,
-               _schema_arguments),
+    "schema": ("Infer a schema from a CSV, as JSON to edit (the format of data/*.schema.json), or estimate it "
+               "privately (--estimate-epsilon): then every value in it is public.", cmd_schema, True, _schema_arguments),
     "synthesize": ("Synthesize a CSV: writes the synthetic CSV, its ledger JSON and its settings JSON, the files the "
                    "app's downloads hold.", cmd_synthesize, True, _synthesize_arguments),
     "sweep": ("Risk-utility sweep: the R-U table as CSV and the map as interactive HTML.", cmd_sweep, True,

@@ -14,9 +14,13 @@ import joblib
 
 _ADDRESS = re.compile(r"^(tcp|tls|ws|wss)://[A-Za-z0-9._\-\[\]:]+:\d{1,5}$")
 
+#: How long to keep trying to reach a scheduler before saying it cannot be reached (dask retries a refused
+#: connection until then).
+CONNECT_TIMEOUT = "10s"
+
 
 @contextlib.contextmanager
-def on_scheduler(address: str | None, *, timeout: str = "10s") -> Iterator[None]:
+def on_scheduler(address: str | None, *, timeout: str | None = None) -> Iterator[None]:
     """Inside, ``ru_map`` runs its points on the cluster at ``address``; None or "": on this machine.
 
     Raises ValueError with one sentence when the address is malformed, the
@@ -35,7 +39,7 @@ def on_scheduler(address: str | None, *, timeout: str = "10s") -> Iterator[None]
     except ImportError:
         raise ValueError("Running on a Dask cluster needs dask and distributed: pip install 'dpsynth[dask]'.") from None
     try:
-        client = Client(address, timeout=timeout, set_as_default=False)
+        client = Client(address, timeout=timeout or CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError):
         raise ValueError(f"Could not reach a Dask scheduler at {address}; check the address and that the "
                          "scheduler is running.") from None

@@ -40,6 +40,9 @@ BUNDLED: dict[str, Bundled] = {
                 "Size measurements of three penguin species on three islands, 2007–2009 (CC0)."),
         Bundled("diamonds", "Diamonds (53,940 rows)",
                 "Price, carat, cut, colour, clarity and dimensions of round diamonds (ggplot2)."),
+        Bundled("randhie", "RAND Health Insurance Experiment (20,190 rows)",
+                "Doctor visits, coinsurance and health of the experiment's participants: a third of the visit "
+                "counts, and half the coinsurance values, are 0 (public domain, via statsmodels)."),
     )
 }
 

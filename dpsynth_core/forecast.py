@@ -1,7 +1,8 @@
 """Before any run: what each DP method is likely to keep, and which to try first (issue 18).
 
-Both read public facts only: the schema (its domains), the TOTAL ε, n if
-declared (None: not declared), and the method's options. Neither sees the data.
+Both read public facts only: the schema (its domains), the TOTAL ε (less what a private
+estimate of the schema spent), n if declared (None: not declared), and the method's options.
+Neither sees the data.
 Each method declares its own forecast and whether the suggestion may name it,
 on its class (:class:`~dpsynth_core.synth.Synthesizer`); nothing here names a method.
 """
@@ -27,7 +28,11 @@ def forecast(method: str, schema: Schema, epsilon: float, n: int | None = None, 
     synth = SYNTHESIZERS[method]
     if not synth.is_dp or not schema.used:  # nothing to forecast: not DP, or no modelled column
         return None
-    own = synth.forecast(schema, float(epsilon), n, **synth.resolve(params))
+    left = float(epsilon) - schema.estimate_epsilon  # a private estimate of the schema is paid first
+    if left <= 0:
+        return Forecast(f"Nothing left for {synth.label}: the schema's private estimate spent ε = "
+                        f"{schema.estimate_epsilon:.4g} of this total; choose a larger ε.", "poor")
+    own = synth.forecast(schema, left, n, **synth.resolve(params))
     return own if own is not None else no_forecast(synth.label)
 
 
@@ -45,11 +50,13 @@ def suggest_method(schema: Schema, epsilon: float, n: int | None = None) -> Sugg
     given its own forecast at its default options); the first that gives a reason is named. None when
     no registered method may be suggested here.
 
-    The shipped rule, from bench/bench_seed_methods.py on diamonds (figures in the README): a
-    marginal-based method (MST, then PrivBayes); else DP sequential regression when its forecast is
-    "good"; else independent noisy marginals. Dirichlet, PeGS, block PeGS, PMI and uniform are never
-    suggested: at a total ε their prior or per-record budget leaves near-uniform output (TV1 0.56 on
-    diamonds at ε = 0.3, 1 and 3), and uniform keeps nothing.
+    The shipped rule, from bench/bench_dp_utility.py and bench/bench_seed_methods.py (figures in the
+    README): AIM where its forecast is good or fair; MST unless its forecast is poor; PrivBayes where that
+    forecast is good or unknown (on penguins every marginal-based method was behind independent marginals
+    at ε = 0.3, 1 and 3); else DP sequential regression when its forecast is "good"; else independent noisy
+    marginals. Dirichlet, PeGS, block PeGS, PMI and uniform are never suggested: at a total ε their prior or
+    per-record budget leaves near-uniform output (TV1 0.56 on diamonds at ε = 0.3, 1 and 3), and uniform
+    keeps nothing.
     """
     order = list(SYNTHESIZERS)
     candidates = sorted((s for s in SYNTHESIZERS.values() if s.is_dp and s.suggest_priority is not None),

@@ -17,6 +17,7 @@ import zipfile
 
 from .io import to_csv_bytes
 from .privacy import Totals
+from .privacy.ledger import column_source
 from .schema import Schema
 from .synth import Synthesis
 
@@ -82,7 +83,9 @@ def public_ledger(ledger: dict, schema: Schema, *, totals: Totals | None = None)
     public = schema.to_public_dict()
     columns = out.get("public", {}).get("columns")
     if columns is not None:
-        out["public"]["columns"] = {c: {**public[c], "source": "declared public" if not schema[c].derived
+        # Each column's estimate steps are the ledger's own steps already: not repeated per column.
+        out["public"]["columns"] = {c: {**{k: v for k, v in public[c].items() if k != "estimate_steps"},
+                                        "source": column_source(schema[c]) if not schema[c].derived
                                         else "partly read off the data: those values are withheld"}
                                     for c in columns}
     if totals is not None:

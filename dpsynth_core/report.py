@@ -33,7 +33,8 @@ from .privacy import Totals, delta_warning, ledger_steps_table, ratio_text, stat
 from .privacy.ledger import STRONG_EPSILON, WEAK_EPSILON
 from .privacy.store import purposes_text
 from .release import format_number, public_ledger, release_files, zip_bytes
-from .schema import FIELDS, Schema, schema_table
+from .schema import FIELDS, Schema
+from .schema_editor import estimated_text, schema_table
 from .synth import Synthesis
 from .utility import histogram_data, ks_statistic
 from .utility.propensity import fitted
@@ -89,7 +90,8 @@ def release_tone(ledger: dict, totals: Totals) -> str:
 # -- tables ---------------------------------------------------------------------
 
 def public_schema_table(schema: Schema) -> pd.DataFrame:
-    """The declared schema, one row per column; a value read off the data is withheld, not shown."""
+    """The public schema, one row per column: declared and privately estimated values (the latter named,
+    with their ε); a value read off the data is withheld, not shown."""
     rows = []
     for name, col in schema.columns.items():
         pub = col.to_public_dict()
@@ -100,9 +102,11 @@ def public_schema_table(schema: Schema) -> pd.DataFrame:
             "categories": ", ".join(str(v) for v in pub["categories"]) if "categories" in pub else "",
             "lower": "" if bounds[0] is None else format_number(bounds[0]),
             "upper": "" if bounds[1] is None else format_number(bounds[1]),
+            "special values": ", ".join(format_number(v) for v in pub.get("specials", [])),
             "integer": {True: "yes", False: "no"}.get(pub.get("integer"), ""),
             "nullable": {True: "yes", False: "no"}.get(pub.get("nullable"), ""),
             "decimals": "" if pub.get("decimals") is None else str(pub["decimals"]),
+            "estimated privately (ε)": estimated_text(col),
             "withheld (read off the data)": ", ".join(pub.get("withheld", [])),
         })
     return pd.DataFrame(rows)

@@ -1,4 +1,4 @@
-"""The risk-utility map (Duncan, Keller-McNulty & Stokes; METHODS.md §5).
+"""The risk-utility map (Duncan, Keller-McNulty & Stokes; docs/methods.md#risk-utility-map).
 
 One point per (synthesizer, ε, replicate): a synthesis scored by utility
 and disclosure-risk measures, plus two reference points: the original data
@@ -182,6 +182,10 @@ def ru_map(
     unknown = [m for m in metrics if m not in METRICS or not METRICS[m].on_map]
     if unknown:
         raise ValueError(f"unknown measures {unknown}; choose from {sorted(n for n, m in METRICS.items() if m.on_map)}")
+    spent = schema.estimate_epsilon if schema is not None else 0.0
+    if spent and any(float(e) <= spent for e in epsilons) and any(SYNTHESIZERS[m].is_dp for m in methods):
+        raise ValueError(f"The schema's private estimate spent ε = {spent:.4g}, which every total ε of the sweep "
+                         "must cover with some left for the synthesis: keep only ε above it in the grid.")
     base = int(np.random.SeedSequence(seed).entropy % 2**63) if seed is None else int(seed)
     if confidential:
         use = dataclasses.replace(Use("unnamed table", fingerprint(df)) if use is None else use, purpose="sweep point")

@@ -1,15 +1,19 @@
-"""What is public about a dataset: each column's kind and domain.
+"""What is public about a dataset: each column's kind and domain, and where each value came from.
 
 A differentially private synthesis may only clip and bin against bounds and
-category lists that are public (METHODS.md §1). :func:`infer_schema` reads
-them off the data so a user can start at once, but marks each one
-``derived``: a synthesis that relies on a derived domain is labelled "not DP".
-Declaring the domain (:meth:`Schema.from_dict`, or editing the table on the
-Data page) makes it public. Provenance is kept field by field (``kind``,
-``categories``, ``lower``, ``upper``, ``integer``, ``nullable``,
-``decimals``): a value becomes public only by an act on that value, and
-``derived`` means that some part of the column's description was read off
-the data.
+category lists that are public (docs/methods.md#neighbours-and-what-is-public). Every field of a column has one
+of three sources, kept field by field (``kind``, ``categories``, ``lower``,
+``upper``, ``specials``, ``integer``, ``nullable``, ``decimals``):
+
+* **declared**: typed or loaded from a schema file (:meth:`Schema.from_dict`): public by an act on
+  that value;
+* **estimated privately**: released by a DP mechanism (:mod:`.schema_estimate`), with the ε of the
+  step that released it; the column keeps that estimate's ledger steps, so every synthesis using the
+  schema lists and pays for them;
+* **read off the data** (``derived``): :func:`infer_schema` reads kinds and domains off the data so a
+  user can start at once; a synthesis that relies on such a value is labelled "not DP".
+
+``derived`` on a column means that some part of its description was read off the data.
 """
 
 from __future__ import annotations
@@ -28,17 +32,19 @@ from .errors import DataError
 
 Kind = Literal["categorical", "numeric", "excluded"]
 KINDS: tuple[str, ...] = ("categorical", "numeric", "excluded")
-FIELDS: tuple[str, ...] = ("kind", "categories", "lower", "upper", "integer", "nullable", "decimals")
+FIELDS: tuple[str, ...] = ("kind", "categories", "lower", "upper", "specials", "integer", "nullable", "decimals")
 MAX_DECIMALS = 6  # inferred precision stops here: a column with more decimals is not rounded
 
 
-def relevant_fields(kind: str, decimals: int | None = None) -> frozenset:
-    """The fields that describe a column of this kind (``decimals`` only when a precision is set)."""
+def relevant_fields(kind: str, decimals: int | None = None, specials: tuple = ()) -> frozenset:
+    """The fields that describe a column of this kind (``decimals`` only when a precision is set,
+    ``specials`` only when there are special values: none is the safe public default)."""
     if kind == "excluded":
         return frozenset({"kind"})
     if kind == "categorical":
         return frozenset({"kind", "categories", "nullable"})
-    return frozenset({"kind", "lower", "upper", "integer", "nullable"} | ({"decimals"} if decimals is not None else set()))
+    return frozenset({"kind", "lower", "upper", "integer", "nullable"} | ({"decimals"} if decimals is not None else set())
+                     | ({"specials"} if specials else set()))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +70,11 @@ class ColumnSchema:
     decimals : int or None
         Declared precision of a numeric column: synthetic values are written
         rounded to this many decimals. ``None``: not rounded.
+    specials : tuple of float
+        Special values of a numeric column (0 hours worked, a code such as
+        −8 or 99999): each is a cell of its own for the methods that
+        discretise (:mod:`.synth.encoding`) and is released exactly. They
+        may lie outside the bounds.
     derived : bool
         Some part of the column's description (kind, categories, bounds,
         flags or precision) was read off the data, so it is not public and
@@ -73,6 +84,15 @@ class ColumnSchema:
         The fields (of :data:`FIELDS`) still read off the data. ``None`` at
         construction means all of the kind's fields when ``derived``, else
         none; it is always a frozenset afterwards.
+    estimated : mapping of field to float
+        The fields released by a private estimate, each with the ε of the
+        step that released it (stored as sorted ``(field, ε)`` pairs). A
+        field read off the data or declared since is not in it.
+    estimate_steps : tuple of dict
+        The ledger steps of the private estimates made on this column
+        (:meth:`dpsynth_core.privacy.Step.to_dict`). They stay when a value
+        is declared later: the ε was spent, and the declaration may have
+        been guided by the estimate.
     reason : str
         One line saying why the kind was chosen.
     n_missing : int
@@ -86,8 +106,11 @@ class ColumnSchema:
     integer: bool = False
     nullable: bool = False
     decimals: int | None = None
+    specials: tuple = ()
     derived: bool = False
     derived_fields: frozenset | None = None
+    estimated: Any = ()
+    estimate_steps: tuple = ()
     reason: str = "declared"
     n_missing: int = 0
 
@@ -117,6 +140,7 @@ class ColumnSchema:
                                  f"{constraints.SCHEMA_DECIMALS_MAX}, "
                                  f"got {self.decimals!r}")
             object.__setattr__(self, "decimals", int(self.decimals) if self.kind == "numeric" else None)
+        object.__setattr__(self, "specials", _checked_specials(self.name, self.specials) if self.kind == "numeric" else ())
         relevant = self.relevant_fields
         if self.derived_fields is None:
             fields = relevant if self.derived else frozenset()
@@ -127,15 +151,45 @@ class ColumnSchema:
             fields = frozenset(self.derived_fields) & relevant
         object.__setattr__(self, "derived_fields", fields)
         object.__setattr__(self, "derived", bool(fields))
+        estimated = dict(self.estimated)
+        unknown = set(estimated) - set(FIELDS)
+        if unknown:
+            raise ValueError(f"column {self.name!r}: unknown estimated field(s) {sorted(unknown)}; fields are {FIELDS}")
+        object.__setattr__(self, "estimated", tuple(sorted((f, float(e)) for f, e in estimated.items()
+                                                           if f in relevant - fields)))
+        object.__setattr__(self, "estimate_steps", tuple(dict(st) for st in self.estimate_steps))
 
     @property
     def relevant_fields(self) -> frozenset:
-        return relevant_fields(self.kind, self.decimals)
+        return relevant_fields(self.kind, self.decimals, self.specials)
+
+    @property
+    def estimated_epsilon(self) -> dict[str, float]:
+        """Each privately estimated field and the ε of the step that released it."""
+        return dict(self.estimated)
+
+    @property
+    def estimated_fields(self) -> frozenset:
+        """The fields released by a private estimate (public, with the estimate's ε)."""
+        return frozenset(f for f, _ in self.estimated)
 
     @property
     def declared_fields(self) -> frozenset:
-        """The fields declared public (the kind's fields not read off the data)."""
+        """The fields declared public: the kind's fields neither read off the data nor estimated."""
+        return self.relevant_fields - self.derived_fields - self.estimated_fields
+
+    @property
+    def public_fields(self) -> frozenset:
+        """The fields that may be published: declared or estimated privately."""
         return self.relevant_fields - self.derived_fields
+
+    def source(self, field: str) -> str:
+        """Where ``field`` came from, in words: declared, estimated privately (its ε) or read off the data."""
+        if field in self.derived_fields:
+            return "read off the data (not DP)"
+        if field in self.estimated_fields:
+            return f"estimated privately (ε = {self.estimated_epsilon[field]:.4g})"
+        return "declared"
 
     def replace(self, **changes: Any) -> "ColumnSchema":
         """A copy with ``changes`` applied (validated again).
@@ -148,15 +202,19 @@ class ColumnSchema:
             if "derived" in changes:
                 changes["derived_fields"] = None
             else:
-                new = relevant_fields(changes.get("kind", self.kind), changes.get("decimals", self.decimals))
+                new = relevant_fields(changes.get("kind", self.kind), changes.get("decimals", self.decimals),
+                                      changes.get("specials", self.specials))
                 changes["derived_fields"] = self.derived_fields | (new - self.relevant_fields)
         return dataclasses.replace(self, **changes)
 
     def declare(self, fields: Iterable[str]) -> "ColumnSchema":
-        """A copy with ``fields`` declared public (an explicit act on those values)."""
-        left = self.derived_fields - set(fields)
+        """A copy with ``fields`` declared public (an explicit act on those values): no longer read off
+        the data, nor counted as estimated (the estimate's steps stay)."""
+        fields = set(fields)
+        left = self.derived_fields - fields
         reason = "declared on the Data page" if self.derived and not left else self.reason
-        return self.replace(derived_fields=left, reason=reason)
+        return self.replace(derived_fields=left, reason=reason,
+                            estimated=tuple((f, e) for f, e in self.estimated if f not in fields))
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"kind": self.kind}
@@ -169,19 +227,31 @@ class ColumnSchema:
                 out[name] = True
         if self.decimals is not None:
             out["decimals"] = self.decimals
+        if self.specials:
+            out["specials"] = list(self.specials)
         if self.derived:
             # The whole column read off the data: true; part of it: the fields still read off the data.
             out["derived"] = True if self.derived_fields == self.relevant_fields else sorted(self.derived_fields)
+        out.update(self._estimate_dict())
         if self.reason != "declared":
             out["reason"] = self.reason
         if self.n_missing:
             out["n_missing"] = self.n_missing
         return out
 
-    def to_public_dict(self) -> dict:
-        """Only what was declared: no value read off the data, no count, no inferred reason."""
+    def _estimate_dict(self) -> dict:
         out: dict[str, Any] = {}
-        declared = self.declared_fields
+        if self.estimated:
+            out["estimated"] = dict(self.estimated)
+        if self.estimate_steps:
+            out["estimate_steps"] = [dict(st) for st in self.estimate_steps]
+        return out
+
+    def to_public_dict(self) -> dict:
+        """Only what is public (declared or estimated privately, with the estimate's ε and steps): no value
+        read off the data, no count, no inferred reason."""
+        out: dict[str, Any] = {}
+        declared = self.public_fields
         if "kind" in declared:
             out["kind"] = self.kind
         if self.categories is not None and "categories" in declared:
@@ -191,9 +261,12 @@ class ColumnSchema:
                 out["bounds"] = list(self.bounds)
             else:
                 out.update({f: b for f, b in zip(("lower", "upper"), self.bounds) if f in declared})
+        if self.specials and "specials" in declared:
+            out["specials"] = list(self.specials)
         for name in ("integer", "nullable", "decimals"):
             if name in declared:
                 out[name] = getattr(self, name)
+        out.update(self._estimate_dict())
         if self.derived:
             out["withheld"] = [f for f in FIELDS if f in self.derived_fields]
         return out
@@ -243,6 +316,21 @@ class Schema:
         """Every column, excluded ones included, with some part read off the data."""
         return [n for n, c in self.columns.items() if c.derived]
 
+    @property
+    def estimate_steps(self) -> list[dict]:
+        """The ledger steps of every private estimate made on this schema's columns, column by column."""
+        return [dict(st) for c in self.columns.values() for st in c.estimate_steps]
+
+    @property
+    def estimate_epsilon(self) -> float:
+        """ε the private estimates of this schema spent in all (sequential composition)."""
+        return math.fsum(st["epsilon"] * st.get("repeats", 1) for st in self.estimate_steps)
+
+    @property
+    def estimate_delta(self) -> float:
+        """δ the private estimates of this schema spent in all."""
+        return math.fsum(st.get("delta", 0.0) * st.get("repeats", 1) for st in self.estimate_steps)
+
     def declare(self, fields: Iterable[str], *, kinds: Iterable[str] = KINDS) -> "Schema":
         """Declare ``fields`` public in every column of one of ``kinds`` (a bulk act on the values shown)."""
         kinds = set(kinds)
@@ -251,6 +339,10 @@ class Schema:
 
     def __getitem__(self, name: str) -> ColumnSchema:
         return self.columns[name]
+
+    def declare_field(self, name: str, field: str) -> "Schema":
+        """Declare one field of one column public as it stands (an explicit act on that one value)."""
+        return dataclasses.replace(self, columns={**self.columns, name: self.columns[name].declare({field})})
 
     def replace_column(self, name: str, **changes: Any) -> "Schema":
         cols = dict(self.columns)
@@ -295,7 +387,10 @@ class Schema:
         ``{"kind": "numeric", "bounds": [lower, upper]}`` (optionally
         ``integer``, ``nullable``, ``decimals``, ``key``, ``sensitive``).
         Values given here count as public unless the entry says
-        ``"derived": true`` (all of them) or ``"derived": [fields]``.
+        ``"derived": true`` (all of them) or ``"derived": [fields]``;
+        ``"estimated": {field: ε}`` and ``"estimate_steps": [...]`` keep a
+        private estimate's provenance and ledger steps; ``"specials"`` lists
+        a numeric column's special values.
         """
         if not isinstance(spec, dict) or not spec:
             raise ValueError("a schema is a non-empty mapping from column name to its description")
@@ -308,6 +403,17 @@ class Schema:
             derived = d.get("derived", False)
             if not isinstance(derived, (bool, list)):
                 raise ValueError(f"column {name!r}: derived must be true, false or a list of fields")
+            estimated, steps = d.get("estimated", {}), d.get("estimate_steps", [])
+            if not isinstance(estimated, dict) or not isinstance(steps, list) \
+                    or not all(isinstance(st, dict) and "epsilon" in st for st in steps):
+                raise ValueError(f"column {name!r}: estimated must map fields to ε, and estimate_steps list "
+                                 "ledger steps")
+            if d.get("withheld"):
+                raise ValueError(f"column {name!r}: its {', '.join(map(str, d['withheld']))} were withheld (read off "
+                                 "the data, not public); declare them, or estimate them privately")
+            specials = d.get("specials", [])
+            if not isinstance(specials, list):
+                raise ValueError(f"column {name!r}: specials must be a list of numbers")
             columns[name] = ColumnSchema(
                 name=name,
                 kind=d.get("kind", "numeric" if bounds is not None else "categorical"),
@@ -316,8 +422,11 @@ class Schema:
                 integer=bool(d.get("integer", False)),
                 nullable=bool(d.get("nullable", False)),
                 decimals=d.get("decimals"),
+                specials=tuple(specials),
                 derived=bool(derived),
                 derived_fields=frozenset(derived) if isinstance(derived, list) else None,
+                estimated=estimated,
+                estimate_steps=tuple(steps),
                 reason=d.get("reason", "declared"),
                 n_missing=int(d.get("n_missing", 0)),
             )
@@ -342,6 +451,33 @@ class Schema:
 def _plain(value: Any) -> Any:
     """numpy scalars → Python scalars so the schema is JSON-ready."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _checked_specials(name: str, specials) -> tuple:
+    """Special values as distinct finite floats, most frequent (given) order kept; ValueError naming the column."""
+    out = []
+    for v in specials:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ValueError(f"column {name!r}: special values must be numbers, got {v!r}")
+        v = float(v)
+        if not math.isfinite(v) or abs(v) > constraints.MAX_ABS_VALUE:
+            raise ValueError(f"column {name!r}: special values must be finite numbers within "
+                             f"±{constraints.MAX_ABS_VALUE:g}, got {v!r}")
+        if v not in out:
+            out.append(v)
+    if len(out) > constraints.MAX_SPECIALS:
+        raise ValueError(f"column {name!r}: at most {constraints.MAX_SPECIALS} special values, got {len(out)}")
+    return tuple(out)
+
+
+def frequent_values(values: np.ndarray) -> tuple:
+    """The exact values holding at least ``SPECIAL_MIN_SHARE`` of ``values`` (most frequent first, at most
+    ``MAX_SPECIALS``): the special values inference suggests, read off the data."""
+    if not len(values):
+        return ()
+    uniq, counts = np.unique(values, return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:constraints.MAX_SPECIALS]
+    return tuple(float(uniq[i]) for i in order if counts[i] >= constraints.SPECIAL_MIN_SHARE * len(values))
 
 
 def _is_whole(values: np.ndarray) -> bool:
@@ -401,6 +537,7 @@ def infer_column(s: pd.Series) -> ColumnSchema:
         beyond = " beyond 64 bits (as floating-point numbers, exact to about 16 digits)" if big_whole else ""
         return ColumnSchema(
             kind="numeric", bounds=(lo, hi), integer=whole, decimals=None if whole else _decimals(values),
+            specials=frequent_values(values),
             reason=f"{'whole numbers' if whole else 'numbers'}{beyond} with {k} distinct values → numeric",
             **base,
         )
@@ -498,116 +635,3 @@ def schema_of(df: pd.DataFrame, declared: Schema | None) -> Schema:
     cols = {str(c): declared.columns[str(c)].replace(n_missing=int(df[c].isna().sum())) for c in df.columns}
     return Schema(cols, tuple(k for k in declared.keys if k in cols),
                   declared.sensitive if declared.sensitive in cols else None)
-
-
-# -- the schema as an editable table (Data page) ------------------------------
-
-# Status first (public, what is still read off the data), then the values, then the data's own facts.
-TABLE_COLUMNS = ["column", "public", "read off the data", "kind", "categories", "lower", "upper", "integer",
-                 "nullable", "decimals", "missing", "reason"]
-DERIVED_NOTE = "read off the data"  # the table's column listing each row's fields not yet declared
-
-
-def schema_table(schema: Schema) -> pd.DataFrame:
-    """One row per column, in the form the Data page edits.
-
-    ``public`` is ticked when every value of the row is declared; ``read off
-    the data`` lists the row's values that are not (yet).
-    """
-    rows = []
-    for name, c in schema.columns.items():
-        rows.append({
-            "column": name,
-            "kind": c.kind,
-            "categories": ", ".join(str(v) for v in c.categories) if c.categories else "",
-            "lower": c.bounds[0] if c.bounds else None,
-            "upper": c.bounds[1] if c.bounds else None,
-            "integer": c.integer,
-            "nullable": c.nullable,
-            "decimals": c.decimals,
-            "public": not c.derived,
-            DERIVED_NOTE: ", ".join(f for f in FIELDS if f in c.derived_fields),
-            "missing": c.n_missing,
-            "reason": c.reason,
-        })
-    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
-
-
-def excluded_note(schema: Schema) -> str | None:
-    """The columns no synthesis models, each with why, in words for the Data page; None when every column is
-    modelled. An excluded column is written to the synthetic data with every value blank (the release's form
-    depends on the schema only), which a user who uploads a blank column should read, not find out.
-
-    >>> excluded_note(Schema.from_dict({"a": {"kind": "categorical", "categories": ["x"]}, "b": {"kind": "excluded"}}))
-    'Not synthesized: b (declared). An excluded column is written to the synthetic data with every value blank; set its kind in the table to model it.'
-    """
-    out = [c for c in schema.columns.values() if c.kind == "excluded"]
-    if not out:
-        return None
-    why = [(c.reason or "declared").removesuffix(" → excluded").removesuffix("; excluded") for c in out]
-    return ("Not synthesized: " + ", ".join(f"{c.name} ({w})" for c, w in zip(out, why)) + ". An excluded column is "
-            "written to the synthetic data with every value blank; set its kind in the table to model it.")
-
-
-def _parse_categories(text: str, previous: tuple | None) -> tuple:
-    """Categories typed as comma-separated text; keep the old values' types where they match."""
-    items = tuple(t.strip() for t in str(text).split(",") if t.strip())
-    by_text = {str(v): v for v in (previous or ())}
-    return tuple(by_text.get(t, t) for t in items)
-
-
-def _missing(value) -> bool:
-    return value is None or (not isinstance(value, str) and pd.isna(value))
-
-
-def schema_from_table(table: pd.DataFrame, base: Schema, *, keys=(), sensitive=None) -> Schema:
-    """Read an edited :func:`schema_table` back; raise ``ValueError`` naming the bad column.
-
-    Public means declared, value by value: a value the user changed is
-    declared; ticking ``public`` declares every value of the row as shown;
-    unticking it marks the row's values as read off the data again. Values
-    left as they were keep their provenance.
-    """
-    cols = {}
-    for row in table.to_dict("records"):
-        name = row["column"]
-        old = base.columns[name]
-        kind = row["kind"]
-        cats = _parse_categories(row["categories"], old.categories) if kind == "categorical" else None
-        bounds = None
-        if kind == "numeric":
-            lo, hi = row["lower"], row["upper"]
-            if _missing(lo) or _missing(hi):
-                raise ValueError(f"Column {name!r} is numeric: give it a lower and an upper bound.")
-            bounds = (float(lo), float(hi))
-        decimals = None if kind != "numeric" or _missing(row.get("decimals")) else row["decimals"]
-        if decimals is not None and (not float(decimals).is_integer() or not 0 <= float(decimals) <= constraints.SCHEMA_DECIMALS_MAX):
-            raise ValueError(f"Column {name!r}: decimals must be a whole number from 0 to "
-                             f"{constraints.SCHEMA_DECIMALS_MAX}.")
-        decimals = None if decimals is None else int(decimals)
-        new = {"kind": kind, "categories": cats, "lower": bounds[0] if bounds else None,
-               "upper": bounds[1] if bounds else None, "integer": bool(row["integer"]),
-               "nullable": bool(row["nullable"]), "decimals": decimals}
-        was = {"kind": old.kind, "categories": old.categories, "lower": old.bounds[0] if old.bounds else None,
-               "upper": old.bounds[1] if old.bounds else None, "integer": old.integer, "nullable": old.nullable,
-               "decimals": old.decimals}
-        changed = {f for f in FIELDS if new[f] != was[f]}
-        relevant = relevant_fields(kind, decimals)
-        if bool(row["public"]) and old.derived:
-            derived_fields = frozenset()  # ticked: every value of the row declared as shown
-        elif not bool(row["public"]) and not old.derived:
-            derived_fields = relevant - changed  # unticked: back to "read off the data", bar what was typed now
-        else:
-            # A field that becomes relevant (a new kind's domain) counts as read off the data until typed.
-            derived_fields = (old.derived_fields | (relevant - old.relevant_fields)) - changed
-        derived_fields &= relevant
-        reason = "declared on the Data page" if old.derived and not derived_fields else old.reason
-        try:
-            cols[name] = old.replace(kind=kind, categories=cats, bounds=bounds, integer=new["integer"],
-                                     nullable=new["nullable"], decimals=decimals, derived_fields=derived_fields,
-                                     reason=reason)
-        except ValueError as err:
-            raise ValueError(str(err)[0].upper() + str(err)[1:] + ".") from None
-    usable = [k for k in keys if k in cols and cols[k].kind != "excluded"]
-    sens = sensitive if sensitive in cols and cols[sensitive].kind != "excluded" else None
-    return Schema(cols, tuple(usable), sens)

@@ -151,6 +151,12 @@ with tabs["marginals"]:
                    "normal); zero_share is the share of values equal to 0; percentiles interpolate linearly.")
     else:
         st.info("No numeric column: no moments to compare.")
+    specials = U.special_value_shares(real, synth, ds.schema)
+    if len(specials):
+        st.markdown("**Special values** (each a cell of its own, released exactly)")
+        st.dataframe(blank_na(specials), hide_index=True, key="specials_table", placeholder="")
+        st.caption("The share of each column's rows holding the special value, in the real and in the synthetic "
+                   "data; difference = synthetic − real.")
     missing = summary.columns.missing
     if missing[["real", "synthetic"]].fillna(0).to_numpy().any():
         left, right = st.columns(2)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import dpsynth_core as core
-from ui import errors, link, state, text, widgets
+from ui import errors, link, spending, state, text, widgets
 from ui.text import plain
 
 errors.start_page()
@@ -61,10 +61,10 @@ st.dataframe(text.displayable(ds.df.head(50)), height=220, placeholder="")  # a 
 
 st.subheader("What is public")
 st.markdown(
-    "A DP synthesis may only use category lists, bounds and flags that are **public**: known without looking "
-    "at the data. Each value counts as public only once you declare it: type it in the table, tick *public* "
-    "to declare every value shown in a row, or use a button below for every column at once. The highlighted "
-    "*read off the data* column lists the values of each row that are not declared yet."
+    "A DP synthesis may only use category lists, bounds, special values and flags that are **public**. Each "
+    "value has a source: **declared** (typed here or loaded from a schema file), **estimated privately** (by a "
+    "differentially private mechanism, which costs ε), or **read off the data** (not DP: the highlighted "
+    "column lists them). The quickest honest path: estimate privately every value still read off the data."
 )
 schema = ds.schema
 version = ss.get("schema_version", 0)
@@ -73,40 +73,61 @@ if undeclared:
     st.warning(
         f"{len(undeclared)} of {len(schema.columns)} column(s) still have values read off the data: "
         + plain(", ".join(undeclared))
-        + ". Any synthesis using them is labelled **not DP** until you declare them.",
+        + ". Any synthesis using them is labelled **not DP** until you estimate them privately or declare them.",
         icon="⚠️",
     )
 else:
-    st.success("Every column's domain is declared public, excluded columns included: a synthesis by a DP "
-               "method can be labelled DP.")
+    st.success("Every column's domain is public (declared or estimated privately), excluded columns included: "
+               "a synthesis by a DP method can be labelled DP.")
+if schema.estimate_steps:
+    st.caption(f"This schema's private estimates spent ε = {schema.estimate_epsilon:.4g} of the data (δ = "
+               f"{schema.estimate_delta:.2g}); every synthesis with it takes that ε off its total and lists the "
+               "steps in its ledger.")
 
 
-def _declare(fields, kinds):
-    state.set_schema(state.dataset().schema.declare(fields, kinds=kinds))
+def _on_estimate():
+    ss.pop("estimate_error", None)
+    ds_now = state.dataset()
+    try:  # recorded in the ledger store before it is used; refused before any read past the dataset's cap
+        est = core.schema_estimate.estimate_and_record(ds_now.df, ss["estimate_epsilon"], base=ds_now.schema,
+                                                       use=spending.use("schema estimate"), store=spending.store())
+    except (ValueError, core.MethodRefused, core.LedgerError) as err:
+        ss["estimate_error"] = str(err)
+        return
+    ss["estimate_notes"] = (ds_now.fingerprint, list(est.notes))
+    if est.steps:
+        state.set_schema(est.schema)
+        spending.show_spending()
 
 
-def _pending(fields, kinds) -> bool:
-    return any(c.kind in kinds and c.derived_fields & set(fields) for c in schema.columns.values())
+pending = bool(core.schema_estimate.columns_to_estimate(schema))
+left, right = st.columns([1, 2])
+eps_estimate = left.number_input(
+    "ε for the private estimate", min_value=core.constraints.EPSILON_MIN / 10,
+    max_value=core.constraints.EPSILON_MAX, format="%.3g", key="estimate_epsilon",
+    value=widgets.start_value("estimate_epsilon",
+                              round(core.constraints.SCHEMA_ESTIMATE_SHARE * state.config().epsilon, 4)),
+    help="Spent once on the data; every synthesis with the estimated schema takes it off its total ε.")
+right.button(f"Estimate privately with ε = {eps_estimate:g}", key="estimate_schema", on_click=_on_estimate,
+             disabled=not pending, type="primary" if undeclared else "secondary",
+             help="Every value still read off the data (kinds, categories, bounds, special values, flags) gets a "
+                  "value from a differentially private mechanism; declared values are kept and cost nothing.")
+right.caption(f"Proposed: {core.constraints.SCHEMA_ESTIMATE_SHARE:.0%} of the release's ε "
+              f"({state.config().epsilon:g}). A synthesis at ε = {state.config().epsilon:g} then has "
+              f"{max(state.config().epsilon - eps_estimate, 0):g} left for itself.")
+if "estimate_error" in ss:
+    errors.show_error(ss["estimate_error"] + " The schema is unchanged.")
+notes_of, notes = ss.get("estimate_notes", (None, []))
+if notes and notes_of == ds.fingerprint:
+    st.info("The estimate could not place every value at this ε; those stay read off the data:\n"
+            + "\n".join(f"- {plain(n)}" for n in notes))
 
-
-BULK = [
-    ("Declare all categories as listed", {"kind", "categories"}, ("categorical",), "declare_categories",
-     "Every categorical column: its kind and its list of categories, as shown in the table, become public."),
-    ("Use these bounds", {"kind", "lower", "upper"}, ("numeric",), "declare_bounds",
-     "Every numeric column: its kind and its lower and upper bounds, as shown in the table, become public."),
-    ("Declare kinds, flags and precision as shown", {"kind", "integer", "nullable", "decimals"}, core.KINDS,
-     "declare_flags", "Every column: its kind (excluded ones too), its integer and nullable flags and its "
-     "decimals, as shown in the table, become public."),
-]
-for where, (label, fields, kinds, key, helptext) in zip(st.columns(len(BULK)), BULK):
-    where.button(label, key=key, help=helptext, on_click=_declare, args=(fields, kinds),
-                 disabled=not _pending(fields, kinds), width="stretch")
-
-excluded = core.schema.excluded_note(schema)
+excluded = core.schema_editor.excluded_note(schema)
 if excluded:
     st.info(plain(excluded))
 table = core.schema_table(schema)
-NOTE = core.schema.DERIVED_NOTE
+NOTE = core.schema_editor.DERIVED_NOTE
+ESTIMATED = core.schema_editor.ESTIMATED_NOTE
 
 
 def _highlight(row):
@@ -121,20 +142,23 @@ edited = st.data_editor(
     hide_index=True,
     placeholder="",  # a bound or list that does not apply (a category's bounds) is blank, not "None"
     height=min(36 * (len(table) + 1) + 4, 720),  # every row of a 13+ column table without scrolling
-    disabled=["column", NOTE, "missing", "reason"],
+    disabled=["column", NOTE, ESTIMATED, "missing", "reason"],
     column_config={
         "kind": st.column_config.SelectboxColumn("kind", options=list(core.KINDS), required=True),
         "categories": st.column_config.TextColumn("categories", help="Comma-separated list of every possible value"),
         "lower": st.column_config.NumberColumn("lower"),
         "upper": st.column_config.NumberColumn("upper"),
+        "specials": st.column_config.TextColumn(
+            "specials", help="Special values of a numeric column (such as 0 or −8), comma-separated: each is a "
+                             "cell of its own and is released exactly"),
         "integer": st.column_config.CheckboxColumn("integer", width="small"),
         "nullable": st.column_config.CheckboxColumn("nullable", width="small"),
         "decimals": st.column_config.NumberColumn("decimals", min_value=0,
                                                   max_value=core.constraints.SCHEMA_DECIMALS_MAX, step=1, width="small",
                                                   help="Synthetic values are written rounded to this many decimals"),
-        "public": st.column_config.CheckboxColumn("public", width="small",
-                                                  help="Tick to declare every value of the row as shown"),
-        NOTE: st.column_config.TextColumn(NOTE, width="medium", help="Values of the row not declared yet"),
+        NOTE: st.column_config.TextColumn(NOTE, width="medium", help="Values of the row read off the data (not DP)"),
+        ESTIMATED: st.column_config.TextColumn(ESTIMATED, width="medium",
+                                               help="Values released by the private estimate, each with its ε"),
         "missing": st.column_config.NumberColumn("missing", help="Missing values in the data (confidential)"),
     },
 )
@@ -155,6 +179,21 @@ if not edited.equals(table) or tuple(keys) != schema.keys or sensitive != schema
         if new != schema:
             state.set_schema(new)
             st.rerun()
+
+
+def _on_declare_one(key: str, choices: list):
+    item = choices[ss[key]]
+    state.set_schema(state.dataset().schema.declare_field(item.column, item.field))
+
+
+choices = core.schema_editor.declarable(schema)
+if choices:
+    with st.expander("Declare one value read off the data as public"):
+        key = f"declare_field_{ds.fingerprint[:12]}_{version}"
+        pick = st.selectbox("Value read off the data", range(len(choices)), key=key,
+                            format_func=lambda i: plain(choices[i].label))
+        st.warning(plain(core.schema_editor.declaration_sentence(choices[pick])), icon="⚠️")
+        st.button("Declare this value as public", key="declare_one", on_click=_on_declare_one, args=(key, choices))
 
 
 def _on_schema_upload():

@@ -10,5 +10,5 @@ if ! command -v chromium >/dev/null; then
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
-# -m "" lifts pytest.ini's default "not slow": CI runs the statistical audits too.
+# -m "" lifts pytest.ini's default "not slow and not e2e": CI runs the browser tests and the audits too.
 timeout 1500 .venv/bin/python -m pytest -q -m "" "$@" </dev/null

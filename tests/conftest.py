@@ -10,10 +10,13 @@ APP = str(ROOT / "app.py")
 DATA = ROOT / "data"
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _clear_streamlit_cache():
-    # st.cache_data is process-global: one test's entries must not serve another (the app's own caches
-    # live in each session's state and go with it).
+    # st.cache_data is process-global, so each test module starts from an empty one. Within a module its
+    # tests share it: the app caches only pure functions of public input there (ui.cache.bundled, a bundled
+    # dataset read from its file; the Learn page's demos, of their sliders), so a shared entry is the value a
+    # test would compute, and reading penguins and inferring its schema again cost each AppTest ~0.05 s of
+    # CPU. Everything computed on a session's data lives in that session's state and goes with it.
     import streamlit as st
 
     st.cache_data.clear()

@@ -116,9 +116,12 @@ def method_and_epsilon(cfg, *, after_method=None) -> tuple:
 def per_record_caption(chosen, options, cfg, ds) -> None:
     """The per-record (per-block) ε a per-record method gets from the total, beside the slider."""
     n = cfg.n or len(ds.df)
-    budget = chosen.spends
-    count = 0.0 if cfg.n else budget.row_count_epsilon(cfg.epsilon)
-    each = budget.plan(cfg.epsilon, n=n, row_count=count, implicates=cfg.implicates, params=options).per_unit
+    budget, spent = chosen.spends, ds.schema.estimate_epsilon  # a private estimate of the schema is paid first
+    if spent >= cfg.epsilon:
+        return  # the synthesis refuses these settings in a sentence of its own
+    count = 0.0 if cfg.n else budget.row_count_epsilon(cfg.epsilon, spent)
+    each = budget.plan(cfg.epsilon, n=n, row_count=count, implicates=cfg.implicates, params=options,
+                       schema=spent).per_unit
     about = "" if cfg.n else "about "
     st.caption(f"{chosen.label} spends it as {about}ε = {each:.3g} per {budget.unit.format(**options)} "
                f"({n:,} records{'' if cfg.n else ', before the noisy count'}).")

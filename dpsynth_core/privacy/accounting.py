@@ -7,7 +7,7 @@ and Steinke (2020, Proposition 12 / Corollary 13): for every order α > 1,
 
 and the bound is minimised over α. It is never looser than Bun and Steinke's (2016)
 ε = ρ + 2√(ρ ln(1/δ)); at ε = 1, δ = 10⁻⁶ it gives ρ = 0.02436 where Bun–Steinke gives 0.01747
-(39 % more ρ, so less noise at the same guarantee). ``docs/methods.md`` derives it.
+(39 % more ρ, so less noise at the same guarantee). ``docs/methods.md#zcdp-and-its-conversion`` derives it.
 
 Pure ε-DP implies (ε²/2)-zCDP (Bun and Steinke 2016, Proposition 1.4), which is how a mixture of pure
 and zCDP steps could compose in ρ; :func:`compose` instead adds the ε of pure steps to the converted

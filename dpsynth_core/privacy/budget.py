@@ -9,9 +9,10 @@ Every synthesizer says how it spends the total ε of a release (``spends = Budge
 * ``PER_RECORD`` — it spends a per-record ε once per unit (a synthetic record, or a block of
   them): n units cost n times it by sequential composition (PeGS, PMI).
 
-The core splits the total in the same order for every method (:meth:`Budget.plan`): first the
-noisy row count when n is not declared (``count_share`` of ε), then 1/m to each of m implicates,
-then, per record, over the units. How a method shares its part over its targets (columns,
+The core splits the total in the same order for every method (:meth:`Budget.plan`): first what the
+schema's private estimate spent (:mod:`..schema_estimate`: its steps are the release's too), then
+the noisy row count when n is not declared (``count_share`` of what is left), then 1/m to each of m
+implicates, then, per record, over the units. How a method shares its part over its targets (columns,
 marginals) is stated in ``per_target`` and shown in the ledger's steps. After the run
 :meth:`Budget.check` compares the steps with the plan: a mismatch is a bug, never user error.
 """
@@ -39,6 +40,7 @@ class Plan:
     per_implicate: float     # ε one implicate's generation spends (0 for NONE)
     units: int | None = None     # PER_RECORD: uses of the per-unit ε in one implicate
     per_unit: float | None = None
+    schema: float = 0.0          # ε the schema's private estimate spent, taken off the total first
 
     @property
     def generation_epsilon(self) -> float:
@@ -47,9 +49,9 @@ class Plan:
 
     @property
     def total(self) -> float:
-        """The ε of the row count and the implicates added up (for a zCDP budget with m > 1 implicates an
+        """The ε of the schema's estimate, the row count and the implicates added up (for a zCDP budget with m > 1 implicates an
         upper bound: their ρ compose to less, see :class:`Budget`)."""
-        return self.row_count + self.implicates * self.per_implicate
+        return self.schema + self.row_count + self.implicates * self.per_implicate
 
 
 @dataclass(frozen=True)
@@ -96,30 +98,34 @@ class Budget:
         """How many times a per-record method spends its per-unit ε for ``n`` synthetic rows."""
         return n if self.unit_size is None else -(-n // params[self.unit_size])
 
-    def row_count_epsilon(self, epsilon: float | None) -> float:
-        """ε of the noisy row count released when n is not declared."""
-        return 0.0 if epsilon is None else epsilon * self.row_count_share
+    def row_count_epsilon(self, epsilon: float | None, schema: float = 0.0) -> float:
+        """ε of the noisy row count released when n is not declared: its share of what the schema's
+        private estimate (``schema``) left of ``epsilon``."""
+        return 0.0 if epsilon is None else (epsilon - schema) * self.row_count_share
 
     def plan(self, epsilon: float | None, *, n: int, row_count: float = 0.0, implicates: int = 1,
-             params: dict | None = None, delta: float | None = None) -> Plan:
-        """The split of ``epsilon`` once the row count (``n`` rows, at ε ``row_count``) is known; ``delta``:
-        the run's δ (:meth:`run_delta`; None: the default δ), which a ``zcdp`` budget's split needs.
+             params: dict | None = None, delta: float | None = None, schema: float = 0.0) -> Plan:
+        """The split of ``epsilon`` once the schema's estimate (``schema``) and the row count (``n`` rows, at ε
+        ``row_count``) are taken off; ``delta``: the run's δ (:meth:`run_delta`; None: the default δ), which a
+        ``zcdp`` budget's split needs.
 
         >>> Budget(PER_RECORD).plan(10.0, n=100, row_count=0.5).per_unit
         0.095
+        >>> Budget(TOTAL).plan(1.0, n=100, row_count=0.045, schema=0.1).per_implicate
+        0.855
         """
         share = 0.0 if epsilon is None else epsilon / implicates
         if self.kind == NONE:
-            return Plan(epsilon, row_count, implicates, share, 0.0)
-        each = (epsilon - row_count) / implicates
+            return Plan(epsilon, row_count, implicates, share, 0.0, schema=schema)
+        each = (epsilon - schema - row_count) / implicates
         if self.zcdp and (implicates > 1 or self.fraction != 1):
             delta = self.run_delta(0.0) if delta is None else delta
-            each = zcdp_epsilon(zcdp_rho(epsilon - row_count, delta) * self.fraction / implicates, delta)
-            return Plan(epsilon, row_count, implicates, share, each)
+            each = zcdp_epsilon(zcdp_rho(epsilon - schema - row_count, delta) * self.fraction / implicates, delta)
+            return Plan(epsilon, row_count, implicates, share, each, schema=schema)
         if self.kind == TOTAL:
-            return Plan(epsilon, row_count, implicates, share, each * self.fraction)
+            return Plan(epsilon, row_count, implicates, share, each * self.fraction, schema=schema)
         units = self.units(n, params or {})
-        return Plan(epsilon, row_count, implicates, share, each, units, each / units)
+        return Plan(epsilon, row_count, implicates, share, each, units, each / units, schema=schema)
 
     def run_delta(self, delta: float) -> float | None:
         """The δ of an (ε, δ) method's whole run (``needs_delta``): the requested δ, or the default when

@@ -1,4 +1,5 @@
-"""The privacy ledger of a synthesis and its statement in words (METHODS.md §1), built here alone.
+"""The privacy ledger of a synthesis and its statement in words, built here alone
+(docs/methods.md#the-ledger-and-its-statement).
 
 A synthesizer's ``generate`` returns the :class:`Step` s (mechanism runs) it made; :func:`build_ledger`
 composes them with the row count's step, checks them against the method's declared budget
@@ -81,6 +82,10 @@ def dp_but_for_seed(ledger: dict) -> bool:
     return ledger["is_dp"] or ledger["not_dp_reasons"] == [SEEDED_REASON]
 
 
+SEEDED_ESTIMATE_REASON = ("the schema's private estimate ran with a fixed seed (reproducible, not DP: its output is a "
+                          "fixed function of the data)")
+
+
 def _not_dp_reasons(synth, schema: Schema, *, targets, kept, seed, params, spent: float) -> list[str]:
     """Every reason the run is not DP; none: it is."""
     derived = [c for c in targets if schema[c].derived]
@@ -95,6 +100,8 @@ def _not_dp_reasons(synth, schema: Schema, *, targets, kept, seed, params, spent
                        + " (its kind was read off the data; declare every column, excluded ones too)")
     if kept:
         reasons.append("partial synthesis releases original values of " + ", ".join(kept))
+    if any(st.get("seeded") for st in schema.estimate_steps):
+        reasons.append(SEEDED_ESTIMATE_REASON)
     if synth.is_dp:
         reasons += synth.not_dp_reasons(**params)
         # A run that spent nothing read nothing of the data: its output is a function of the seed alone.
@@ -109,15 +116,40 @@ def _public_columns(schema: Schema, targets: list[str]) -> dict:
         col = schema[c]
         domain = {"categories": list(col.to_dict().get("categories", []))} if col.kind == "categorical" \
             else {"bounds": list(col.bounds)}
-        out[c] = {"kind": col.kind, **domain,
-                  "source": "read off the data (not public)" if col.derived else "declared public"}
+        if col.specials:
+            domain["specials"] = list(col.specials)
+        out[c] = {"kind": col.kind, **domain, "source": column_source(col)}
     return out
+
+
+def column_source(col) -> str:
+    """Where a column's domain came from, in words: declared, estimated privately (with its ε), or read off
+    the data (not public)."""
+    if col.derived:
+        return "read off the data (not public)"
+    if col.estimated:
+        eps = sorted(set(col.estimated_epsilon.values()))
+        return ("declared public, and estimated privately" if col.declared_fields - {"kind"} else
+                "estimated privately") + f" (ε = {', '.join(f'{e:.3g}' for e in eps)} per field)"
+    return "declared public"
+
+
+def schema_estimate_summary(schema: Schema) -> dict | None:
+    """The schema's private estimate as the ledger states it: its ε and δ in all, and its steps; None
+    without one."""
+    steps = schema.estimate_steps
+    if not steps:
+        return None
+    return {"epsilon": schema.estimate_epsilon, "delta": schema.estimate_delta, "steps": len(steps),
+            "how": "spent once on the data to make the schema public; taken off this release's total first, "
+                   "and listed first among the steps",
+            "seeded": any(st.get("seeded") for st in steps)}
 
 
 def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicates: int, row_count_source,
                  steps: list[Step], targets: list[str], kept: list[str], seed, params: dict,
                  holdout_share: float | None = None) -> dict:
-    """The privacy ledger of one synthesis (METHODS.md §1), JSON-ready.
+    """The privacy ledger of one synthesis, JSON-ready (docs/methods.md#the-ledger-and-its-statement).
 
     ``plan``: the budget split the run followed (None for a method that is not DP); the steps
     have been checked against it (:meth:`.budget.Budget.check`).
@@ -154,8 +186,10 @@ def build_ledger(synth, schema: Schema, *, plan: Plan | None, delta, n, implicat
         "not_dp_reasons": reasons,
         "spends": budget.kind if dp_method else None,
         # the split the core planned and checked the steps against (budget.py), in the order it is taken
-        "budget_split": {"row_count": plan.row_count, "each_implicate": plan.per_implicate,
+        "budget_split": {"schema_estimate": plan.schema, "row_count": plan.row_count,
+                         "each_implicate": plan.per_implicate,
                          "per_target": budget.per_target or None} if dp_method else None,
+        "schema_estimate": schema_estimate_summary(schema),
         "epsilon_total": total,
         # zCDP steps: their ρ summed, and the δ at which that sum was converted once into (ε, δ)
         "rho_total": composed.rho,
@@ -271,6 +305,10 @@ def privacy_statement(ledger: dict) -> str:
     if ledger.get("spends") == NONE and eps == 0:
         text += (" The method spent no ε: its output is drawn from the declared public domain and row count "
                  "alone, so it reveals nothing about the data, and keeps nothing of it either.")
+    estimate = ledger.get("schema_estimate")
+    if estimate:
+        text += (f" The total includes ε = {estimate['epsilon']:.4g} that the schema's private estimate spent on the "
+                 "data to release its bounds, categories and flags.")
     if ledger["delta"] > 0:
         text += f" The bound may fail with probability at most δ = {ledger['delta']:g}."
         text += "".join(f" {w}" for w in [delta_warning(ledger["delta"], ledger.get("n_rows"))] if w)

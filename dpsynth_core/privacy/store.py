@@ -154,8 +154,20 @@ class Entry:
 
     @classmethod
     def of_ledger(cls, ledger: dict, *, rows: int | None) -> "Entry":
-        """The entry of a synthesis, from its ledger; ``rows``: how many rows of the data it read."""
+        """The entry of a synthesis, from its ledger; ``rows``: how many rows of the data it read.
+
+        A private estimate of the schema (the ledger's ``schema_estimate``, its steps named "schema
+        estimate: …") has an entry of its own, written when it was made
+        (:func:`dpsynth_core.schema_estimate.estimate_and_record`): its share is left out here, so the store
+        counts it once however many syntheses use the schema.
+        """
         holdout = ledger.get("holdout") or {}
+        estimate = ledger.get("schema_estimate") or {}
+        if estimate:
+            steps = [s for s in ledger.get("steps", []) if not str(s.get("target", "")).startswith("schema estimate: ")]
+            spent = ledger["epsilon_total"]
+            ledger = {**ledger, "steps": steps, "delta": max(float(ledger.get("delta", 0.0)) - estimate["delta"], 0.0),
+                      "epsilon_total": None if spent is None else max(spent - estimate["epsilon"], 0.0)}
         return cls(method=ledger["method"], epsilon=ledger["epsilon_total"], delta=float(ledger.get("delta", 0.0)),
                    rho=entry_rho(ledger), seeded=ledger.get("seed") is not None, is_dp=bool(ledger["is_dp"]),
                    rows=None if rows is None else int(rows),

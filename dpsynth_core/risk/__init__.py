@@ -1,4 +1,4 @@
-"""Disclosure risk of a release (METHODS.md §4).
+"""Disclosure risk of a release (docs/methods.md#disclosure-risk).
 
 Formal risk from the ledger; match rates for row-linked releases; key-match
 attribute disclosure, reproduced uniques and sample uniqueness for fully

@@ -2,7 +2,7 @@
 
 The intruder fits a model of the sensitive column on the key columns of the
 synthetic data and applies it to the keys of confidential records
-(METHODS.md §4). Its accuracy (categorical) or RMSE (numeric) is compared
+(docs/methods.md#attribute-inference). Its accuracy (categorical) or RMSE (numeric) is compared
 with a model trained on nothing: the synthetic data's majority class or
 mean. The intruder is sensible: a regularised decision tree is kept only if
 it beats that constant guess on a validation quarter of the synthetic data,

@@ -1,7 +1,7 @@
 """Attribute disclosure of a fully synthetic release by matching on key variables.
 
 In a fully synthetic release no row stands for a particular person, so
-"which row is this person" has no answer (METHODS.md §4). What an intruder
+"which row is this person" has no answer (docs/methods.md#key-matches-fully-synthetic-releases). What an intruder
 can still do is look up the synthetic rows that share a confidential
 record's keys and read off their sensitive value: the most frequent one for
 a categorical column, the mean for a numeric one. This module measures how

@@ -1,7 +1,7 @@
 """Identity disclosure of a row-linked release by matching on key variables.
 
 An intruder who knows some key variables of a confidential record looks for
-released records with the same keys (METHODS.md §4, Reiter & Mitra 2009).
+released records with the same keys (Reiter & Mitra 2009; docs/methods.md#match-rates-row-linked-releases).
 The measures only make sense when released row j *is* the released version
 of confidential row j (partially synthetic data, or any traditional SDC
 release); for fully synthetic data identity matching is ill-defined.

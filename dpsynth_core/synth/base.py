@@ -1,6 +1,6 @@
 """The synthesizer interface, the registry and :func:`synthesize`.
 
-Every synthesizer has two phases (METHODS.md §2):
+Every synthesizer has two phases (docs/methods.md#synthesizers):
 
 * ``measure`` — the only step that reads the confidential data (counts,
   sufficient statistics, fitted trees). It spends no randomness, so its
@@ -401,9 +401,15 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
     declared = Schema.from_dict(schema) if isinstance(schema, dict) else schema
     schema = schema_of(df, declared)
     schema.check_frame(df)
+    schema_steps = schema_estimate_steps(schema)
+    schema_eps = math.fsum(s.total_epsilon for s in schema_steps)
 
     if synth.is_dp:
         epsilon = _checked_epsilon(synth, epsilon, n_declared=n is not None or columns is not None)
+        if epsilon is not None and schema_eps >= epsilon * (1 - 1e-9):
+            raise MethodRefused(f"The schema's private estimate spent ε = {schema_eps:.4g} of the data, and the "
+                                f"release's total ε = {epsilon:g} must cover it and the synthesis: choose a total "
+                                "ε above it, or declare the schema's values.")
     if not (0.0 <= float(delta) < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     if n is not None and not 1 <= int(n) <= constraints.MAX_SYNTH_ROWS:
@@ -434,11 +440,11 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
         raise MethodRefused(refusal)
 
     rng, noise = streams(seed)
-    n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, noise)
+    n, count_steps, row_count_source = _row_count(synth, df, n, epsilon, kept, noise, schema_eps)
     budget, plan = synth.spends, None
     if synth.is_dp:
         plan = budget.plan(epsilon, n=n, row_count=float(sum(s.epsilon for s in count_steps)), implicates=implicates,
-                           params=params, delta=budget.run_delta(delta))
+                           params=params, delta=budget.run_delta(delta), schema=schema_eps)
     if kept and synth.conditional:
         measured = _measured(synth, df, schema, used, {**params, "targets": targets})
         extra = {"keep": df[kept]}
@@ -462,8 +468,8 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
 
     ledger = build_ledger(synth, schema, plan=plan, delta=delta, n=n, implicates=implicates,
                           row_count_source=row_count_source,
-                          steps=count_steps + [st for part in parts for st in part], targets=targets, kept=kept,
-                          seed=seed, params=params, holdout_share=holdout_share)
+                          steps=schema_steps + count_steps + [st for part in parts for st in part], targets=targets,
+                          kept=kept, seed=seed, params=params, holdout_share=holdout_share)
     return Synthesis(data=frames[0], method=method, ledger=ledger, schema=schema, implicates=tuple(frames))
 
 
@@ -482,20 +488,28 @@ def _checked_epsilon(synth: Synthesizer, epsilon, *, n_declared: bool) -> float 
     return check_epsilon(epsilon)
 
 
+def schema_estimate_steps(schema: Schema) -> list[Step]:
+    """The ledger steps of the schema's private estimates (:mod:`..schema_estimate`): spent once on the
+    data, listed and paid for by every synthesis that uses the schema."""
+    names = {f.name for f in dataclasses.fields(Step)}
+    return [Step(**{k: v for k, v in st.items() if k in names}) for st in schema.estimate_steps]
+
+
 def _row_count(synth: Synthesizer, df: pd.DataFrame, n: int | None, epsilon: float | None,
-               kept: list[str], noise: np.random.Generator) -> tuple[int, list[Step], str]:
+               kept: list[str], noise: np.random.Generator, schema_eps: float = 0.0) -> tuple[int, list[Step], str]:
     """The number of synthetic rows, and the budget it cost.
 
     Under add/remove-one neighbours the exact row count is itself a statistic
     of the data, so a DP method with no declared ``n`` releases a noisy count
-    (two-sided geometric, sensitivity 1) with its declared share of ε.
+    (two-sided geometric, sensitivity 1) with its declared share of the ε the
+    schema's estimate (``schema_eps``) left.
     """
     if n is not None:
         return int(n), [], "declared by the user (public)"
     if not synth.is_dp or kept:
         return len(df), [], "the number of rows in the data (this run is not DP)"
     share = synth.spends.row_count_share
-    mechanism = Geometric(synth.spends.row_count_epsilon(epsilon))
+    mechanism = Geometric(synth.spends.row_count_epsilon(epsilon, schema_eps))
     noisy = max(1, len(df) + int(mechanism.sample(noise, 1)[0]))
     step = mechanism.step("number of rows",
                           detail=f"{share:.0%} of ε; the result sets the synthetic row count")

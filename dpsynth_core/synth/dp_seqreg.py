@@ -6,7 +6,7 @@ model's parameters drawn from their posterior. For a linear model the
 estimating equations U′(Y − Ub) = 0 involve the data only through U′U and
 U′Y (and the residual sum of squares through Y′Y), so noising those
 sufficient statistics makes the whole chain differentially private
-(Chipperfield & O'Keefe 2014; the WesTeam proposal). METHODS.md §2.
+(Chipperfield & O'Keefe 2014; the WesTeam proposal; docs/methods.md#dp_seqreg).
 
 Neighbouring datasets: add or remove one record (unbounded DP).
 
@@ -118,10 +118,11 @@ def from_log(t: np.ndarray, col) -> np.ndarray:
 
 
 def log_schema(schema, columns):
-    """``schema`` with each of ``columns`` on its log scale: bounds [log lo, log hi], not whole numbers."""
+    """``schema`` with each of ``columns`` on its log scale: bounds [log lo, log hi], not whole numbers, and no
+    special values (a regression on the log scale has no cell to keep them in)."""
     for c in columns:
         lo, hi = schema[c].bounds
-        schema = schema.replace_column(c, bounds=(math.log(lo), math.log(hi)), integer=False)
+        schema = schema.replace_column(c, bounds=(math.log(lo), math.log(hi)), integer=False, specials=())
     return schema
 
 

@@ -3,9 +3,16 @@
 Methods that work on categories see every column as integer codes
 0..size−1: a categorical column's declared categories, a numeric column's
 equal-width bins over its declared bounds (one bin per value for a small
-integer range), and, for a nullable column, one last code for "missing".
-Decoding draws a numeric value uniformly inside its bin, so no real value is
-ever copied.
+integer range) followed by one cell per special value, and, for a nullable
+column, one last code for "missing". Decoding draws a numeric value
+uniformly inside its bin, so no real value is ever copied; a special value's
+cell decodes to that value exactly (it is public: declared or estimated
+privately), and a bin never decodes to a special value of a whole-number
+column, so each special value's share is its cell's.
+
+The special-value cells are kept in their own functions (:func:`with_specials`,
+:func:`encode_specials`, :func:`decode_specials`), apart from the binning of
+the numeric range, so the two can change independently.
 """
 
 from __future__ import annotations
@@ -26,12 +33,18 @@ class Domain:
     """The discretised domain of one column."""
 
     column: ColumnSchema
-    labels: tuple            # category values, or bin intervals for numeric
-    edges: np.ndarray | None  # numeric bin edges, len(labels) + 1
+    labels: tuple            # category values, or bin intervals then special values for numeric
+    edges: np.ndarray | None  # numeric bin edges, one more than the bins
+    specials: tuple = ()     # a numeric column's special values, coded after its bins
 
     @property
     def size(self) -> int:
         return len(self.labels) + int(self.column.nullable)
+
+    @property
+    def n_bins(self) -> int:
+        """Codes of the numeric range's bins (0 … n_bins − 1); every label for a categorical column."""
+        return len(self.labels) - len(self.specials)
 
     @property
     def missing_code(self) -> int | None:
@@ -39,14 +52,14 @@ class Domain:
 
 
 def column_domain(col: ColumnSchema, bins: int) -> Domain:
-    """Domain of ``col``: its categories, or ``bins`` bins over its bounds."""
+    """Domain of ``col``: its categories, or ``bins`` bins over its bounds and its special values."""
     if col.kind == "categorical":
         return Domain(col, tuple(col.categories), None)
     if col.kind != "numeric":
         raise ValueError(f"column {col.name!r} is excluded and has no domain")
     edges = numeric_edges(*col.bounds, integer=col.integer, bins=bins)
     labels = tuple(zip(edges[:-1], edges[1:]))
-    return Domain(col, labels, edges)
+    return with_specials(Domain(col, labels, edges))
 
 
 def numeric_edges(lo: float, hi: float, *, integer: bool, bins: int) -> np.ndarray:
@@ -75,6 +88,57 @@ def numeric_edges(lo: float, hi: float, *, integer: bool, bins: int) -> np.ndarr
     return edges if len(edges) > 1 else np.array([lo, hi], dtype=float)
 
 
+# -- special values: one cell each, released exactly -------------------------------------------------
+
+def with_specials(domain: Domain) -> Domain:
+    """``domain`` with a cell for each of its column's special values, after the bins."""
+    specials = domain.column.specials
+    if not specials:
+        return domain
+    return Domain(domain.column, domain.labels + tuple(specials), domain.edges, tuple(specials))
+
+
+def encode_specials(raw: np.ndarray, codes: np.ndarray, domain: Domain) -> np.ndarray:
+    """``codes`` with each value equal to a special value (exactly, before any clipping) in its cell."""
+    for k, value in enumerate(domain.specials):
+        codes[raw == value] = domain.n_bins + k
+    return codes
+
+
+#: Draws of a whole-number bin that land on a special value are drawn again, at most this many times
+#: (a bin [0, 2.5) with 0 special: (1/5)^50 of a draw is left on 0; a bin that holds only special
+#: whole numbers keeps them).
+SPECIAL_REDRAWS = 50
+
+
+def decode_specials(codes: np.ndarray, x: np.ndarray, domain: Domain, draw_bin) -> np.ndarray:
+    """``x`` (values drawn inside the bins of ``codes``) with the special cells set to their values, and the
+    bins' draws moved off the special values by drawing again (``draw_bin(rows)`` draws those rows afresh):
+    a whole-number draw equal to one, or a draw that the column's declared precision (the synthetic frame
+    is written rounded to it) would round onto one."""
+    if not domain.specials:
+        return x
+    col = domain.column
+    specials = np.asarray(domain.specials, dtype=float)
+
+    def on_special(values: np.ndarray) -> np.ndarray:
+        if col.integer:
+            return np.isin(values, specials)
+        if col.decimals is not None:
+            return np.isin(np.round(values, col.decimals), specials)
+        return np.zeros(len(values), bool)  # a continuous draw equals a given value with probability 0
+
+    again = np.flatnonzero((codes < domain.n_bins) & on_special(x))
+    for _ in range(SPECIAL_REDRAWS):
+        if not len(again):
+            break
+        x[again] = draw_bin(again)
+        again = again[on_special(x[again])]
+    special = (codes >= domain.n_bins) & (codes < domain.n_bins + len(specials))
+    x[special] = specials[codes[special] - domain.n_bins]
+    return x
+
+
 def encode_column(values: pd.Series, domain: Domain) -> np.ndarray:
     """Integer codes of ``values`` in ``domain`` (``OUTSIDE`` where not representable)."""
     col = domain.column
@@ -87,11 +151,11 @@ def encode_column(values: pd.Series, domain: Domain) -> np.ndarray:
         codes = np.append(lookup, OUTSIDE)[found]  # a missing value (-1) is coded just below
     else:
         lo, hi = col.bounds
-        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-        missing = np.isnan(x)  # text coerced to NaN is missing, never the top bin
-        x = np.clip(np.where(missing, lo, x), lo, hi)
+        raw = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        missing = np.isnan(raw)  # text coerced to NaN is missing, never the top bin
+        x = np.clip(np.where(missing, lo, raw), lo, hi)
         inner = domain.edges[1:-1]
-        codes = np.searchsorted(inner, x, side="right").astype(np.int64)
+        codes = encode_specials(raw, np.searchsorted(inner, x, side="right").astype(np.int64), domain)
     codes[missing] = domain.missing_code if col.nullable else OUTSIDE
     return codes
 
@@ -108,9 +172,14 @@ def decode_column(codes: np.ndarray, domain: Domain, rng: np.random.Generator) -
         out[is_missing] = np.nan
         return out
     lo, hi = col.bounds
-    left, right = domain.edges[safe], domain.edges[safe + 1]
-    x = left + rng.random(n) * (right - left)
-    x = np.clip(np.rint(x) if col.integer else x, lo, hi)
+    bin_of = np.minimum(safe, domain.n_bins - 1)  # a special cell's draw is replaced by its value below
+    left, right = domain.edges[bin_of], domain.edges[bin_of + 1]
+
+    def draw(rows) -> np.ndarray:
+        x = left[rows] + rng.random(len(rows)) * (right[rows] - left[rows])
+        return np.clip(np.rint(x) if col.integer else x, lo, hi)
+
+    x = decode_specials(safe, draw(np.arange(n)), domain, draw)
     x[is_missing] = np.nan
     return x
 
@@ -118,7 +187,7 @@ def decode_column(codes: np.ndarray, domain: Domain, rng: np.random.Generator) -
 def keep_in_domain(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
     """Real values of a column as a method that copies them releases: inside the declared domain.
 
-    Numbers are clipped to the bounds; a category outside the declared list (or
+    Numbers are clipped to the bounds, bar the special values; a category outside the declared list (or
     text in a numeric column) becomes missing, since an undeclared value must
     not be released. Values already inside come back as they are (whole
     numbers past 2**53 stay exact).
@@ -134,8 +203,9 @@ def keep_in_domain(values: np.ndarray, col: ColumnSchema) -> np.ndarray:
         return values
     x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float)
     lo, hi = col.bounds
-    outside = (x < lo) | (x > hi) | (np.isnan(x) & pd.notna(values))
-    return np.clip(x, lo, hi) if outside.any() else values
+    special = np.isin(x, np.asarray(col.specials, dtype=float))
+    outside = (((x < lo) | (x > hi)) & ~special) | (np.isnan(x) & pd.notna(values))
+    return np.where(special, x, np.clip(x, lo, hi)) if outside.any() else values
 
 
 def encode(df: pd.DataFrame, schema: Schema, columns: list[str], bins: int) -> tuple[np.ndarray, list[Domain]]:

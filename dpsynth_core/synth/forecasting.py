@@ -3,8 +3,8 @@
 A forecast says, before any run and from public facts only (the schema, the TOTAL ε, n if declared, the
 options), how much noise a DP method adds against how much signal the data can carry, as one sentence and a
 level. Each method writes its own in its module (``forecast`` on its class; the formulas are the method's,
-METHODS.md §2, with thresholds stated beside them and checked against bench/bench_seed_methods.py). A DP
-method that declares none says so in words (:func:`no_forecast`): it never borrows another method's.
+docs/methods.md#forecasts, with thresholds stated beside them and checked against bench/bench_seed_methods.py).
+A DP method that declares none says so in words (:func:`no_forecast`): it never borrows another method's.
 
 ε is the total budget: when n is not declared a DP run first spends
 ``ROW_COUNT_EPSILON_SHARE`` of it on a noisy row count, so the forecasts use

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -47,6 +49,21 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     k = ks[u - css / ks > 0][-1]
     tau = css[k - 1] / k
     return np.maximum(np.asarray(y, dtype=float) - tau, 0.0)
+
+
+def merge_rare(noisy: np.ndarray, threshold: float) -> np.ndarray:
+    """A code for each value of a noisy histogram: values counted at least ``threshold`` keep their own
+    (in order), the others share the last one; no merging when all or none pass.
+
+    Post-processing of the noisy counts: a model over the merged codes has fewer cells to measure.
+
+    >>> merge_rare(np.array([50.0, 1.0, 70.0, -3.0]), 10.0).tolist()
+    [0, 2, 1, 2]
+    """
+    keep = noisy >= threshold
+    if keep.all() or not keep.any():
+        return np.arange(noisy.size)
+    return np.where(keep, np.cumsum(keep) - 1, keep.sum())
 
 
 def exact_l1(a: np.ndarray, b: np.ndarray) -> int:
@@ -108,3 +125,289 @@ def table_cells_refusal(schema: Schema, columns: list[str], bins, way: int, meth
     return (f"{method} keeps every {way}-way table of these {len(columns)} columns, {cells:,} cells in all, over "
             f"the cap of {constraints.MARGINAL_MAX_CELLS:,}; synthesize fewer columns, merge categories or "
             "use fewer bins.")
+
+
+# -- junction trees: exact inference on a model of any cliques (AIM) ----------------------------------
+#
+# A model p(x) ∝ exp(Σ_r θ_r(x_r)) over sets r of columns (integer codes; each θ_r an array whose axes
+# are r's columns in increasing order). Its graph (columns joined when they share a set) is made chordal
+# by eliminating columns one by one; the maximal cliques of that graph, joined by a maximum spanning
+# tree on their shared columns, are a junction tree, on which two passes of sum-product give every
+# clique's exact marginal (Koller & Friedman 2009, ch. 10). A marginal over columns that no clique
+# holds is read off the joint of the subtree joining them (:func:`model_marginal`).
+
+
+def _cells(columns, sizes) -> int:
+    return math.prod(sizes[v] for v in columns)
+
+
+def triangulate(sets, sizes) -> list[tuple[int, ...]]:
+    """Maximal cliques of a chordal graph holding every set in ``sets`` (each a tuple of columns).
+
+    Greedy elimination: each step removes the column whose neighbourhood (with itself) has the
+    fewest cells, joining its neighbours; the cliques so formed, less those inside another, are the
+    maximal cliques. Ties go to the lower column, so the result is a function of ``sets`` alone.
+    """
+    adjacent: dict[int, set[int]] = {}
+    for s in sets:
+        for v in s:
+            adjacent.setdefault(v, set()).update(u for u in s if u != v)
+    formed = []
+    while adjacent:
+        v = min(adjacent, key=lambda u: (_cells(adjacent[u] | {u}, sizes), u))
+        near = adjacent.pop(v)
+        formed.append(frozenset(near | {v}))
+        for u in near:
+            adjacent[u] |= near - {u}
+            adjacent[u].discard(v)
+    maximal = {c for c in formed if not any(c < o for o in formed)}
+    return sorted(tuple(sorted(c)) for c in maximal)
+
+
+def model_cells(sets, sizes) -> int:
+    """Cells of the junction tree of ``sets``: the memory and time one inference pass takes."""
+    return sum(_cells(c, sizes) for c in triangulate(sets, sizes))
+
+
+@dataclass(frozen=True)
+class JunctionTree:
+    """Maximal cliques of a triangulated model graph, as a forest (one tree per connected part).
+
+    ``parent[c]`` is clique c's parent (−1 for a root); ``order`` lists every parent before its
+    children; ``separator[c]`` is what c shares with its parent (empty for a root).
+    """
+
+    cliques: tuple[tuple[int, ...], ...]
+    parent: tuple[int, ...]
+    order: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    @cached_property
+    def separator(self) -> list[tuple[int, ...]]:
+        return [tuple(v for v in c if p >= 0 and v in self.cliques[p]) for c, p in zip(self.cliques, self.parent)]
+
+    @cached_property
+    def depth(self) -> dict[int, int]:
+        out = {}
+        for c in self.order:
+            out[c] = 0 if self.parent[c] < 0 else out[self.parent[c]] + 1
+        return out
+
+    @cached_property
+    def root_of(self) -> dict[int, int]:
+        out = {}
+        for c in self.order:
+            out[c] = c if self.parent[c] < 0 else out[self.parent[c]]
+        return out
+
+    def home(self, columns) -> int:
+        """The smallest clique holding every one of ``columns`` (−1: none does)."""
+        holding = [k for k, c in enumerate(self.cliques) if set(columns) <= set(c)]
+        return min(holding, key=lambda k: _cells(self.cliques[k], self.sizes)) if holding else -1
+
+
+def junction_tree(sets, sizes) -> JunctionTree:
+    """The junction tree of the model over ``sets``: the cliques of :func:`triangulate` joined by a
+    maximum spanning tree on the number of shared columns (Kruskal's order; cliques sharing none
+    stay apart), each part rooted at its first clique."""
+    cliques = triangulate(sets, sizes)
+    pairs = sorted(((len(set(a) & set(b)), i, j) for i, a in enumerate(cliques) for j, b in enumerate(cliques)
+                    if i < j and set(a) & set(b)), key=lambda t: (-t[0], t[1], t[2]))
+    part, adjacent = list(range(len(cliques))), {i: [] for i in range(len(cliques))}
+    for _, i, j in pairs:
+        if part[i] != part[j]:
+            old = part[j]
+            part = [part[i] if p == old else p for p in part]
+            adjacent[i].append(j)
+            adjacent[j].append(i)
+    parent, order = [-2] * len(cliques), []
+    for root in range(len(cliques)):
+        if parent[root] != -2:
+            continue
+        parent[root], at = -1, len(order)
+        order.append(root)
+        while at < len(order):  # breadth first
+            for k in adjacent[order[at]]:
+                if parent[k] == -2:
+                    parent[k] = order[at]
+                    order.append(k)
+            at += 1
+    return JunctionTree(tuple(cliques), tuple(parent), tuple(order), tuple(sizes))
+
+
+def sum_to(table: np.ndarray, columns, keep) -> np.ndarray:
+    """``table`` (axes: ``columns``, increasing) summed over every column not in ``keep``."""
+    return table.sum(axis=tuple(i for i, v in enumerate(columns) if v not in keep))
+
+
+def spread(table: np.ndarray, columns, onto, sizes) -> np.ndarray:
+    """``table`` over ``columns`` shaped to broadcast over the clique ``onto`` (both increasing)."""
+    return table.reshape([sizes[v] if v in columns else 1 for v in onto])
+
+
+def calibrate(tree: JunctionTree, log_potentials: list[np.ndarray]) -> list[np.ndarray]:
+    """Each clique's marginal under p(x) ∝ exp(Σ_c log_potentials[c]), by sum-product on the tree.
+
+    In probability space, each potential scaled by its largest entry and each message normalised,
+    so nothing overflows; a clique whose mass all underflows gives NaN (the caller rejects that).
+    Messages down divide the parent's marginal by the child's message up (0 where that is 0: the
+    parent's mass there is 0 too).
+    """
+    seps, sizes = tree.separator, tree.sizes
+    inner = [np.exp(t - t.max()) for t in log_potentials]
+    up = {}
+    for c in reversed(tree.order):
+        p = tree.parent[c]
+        if p >= 0:
+            m = sum_to(inner[c], tree.cliques[c], seps[c])
+            up[c] = m / m.sum()
+            inner[p] = inner[p] * spread(up[c], seps[c], tree.cliques[p], sizes)
+    beliefs = [None] * len(inner)
+    for c in tree.order:
+        p, b = tree.parent[c], inner[c]
+        if p >= 0:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                down = np.where(up[c] > 0, sum_to(beliefs[p], tree.cliques[p], seps[c]) / up[c], 0.0)
+            b = b * spread(down, seps[c], tree.cliques[c], sizes)
+        beliefs[c] = b / b.sum()
+    return beliefs
+
+
+def conditionals(tree: JunctionTree, beliefs: list[np.ndarray]) -> list[np.ndarray]:
+    """P(clique | separator) of each clique (its own marginal at a root); 0 where the separator's is."""
+    out = []
+    for c, (cols, sep) in enumerate(zip(tree.cliques, tree.separator)):
+        below = spread(sum_to(beliefs[c], cols, sep), sep, cols, tree.sizes)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append(np.where(below > 0, beliefs[c] / below, 0.0))
+    return out
+
+
+def _joining(tree: JunctionTree, ends: set[int]) -> list[int]:
+    """The cliques of the smallest subtree joining ``ends`` (in one part of the forest), its top first."""
+    depth = tree.depth
+    nodes, front = set(ends), set(ends)
+    while len(front) > 1:
+        deepest = max(front, key=lambda c: (depth[c], c))
+        front.discard(deepest)
+        front.add(tree.parent[deepest])
+        nodes.add(tree.parent[deepest])
+    top = front.pop()
+    return [top] + sorted(nodes - {top})
+
+
+def model_marginal(tree: JunctionTree, beliefs, conds, columns) -> np.ndarray:
+    """The model's marginal over ``columns`` (increasing), from calibrated ``beliefs`` and ``conds``.
+
+    Inside one clique, a sum of its marginal. Otherwise, in each part of the forest, the subtree
+    joining cliques that hold the columns has joint P(top) · Π P(clique | separator) over its other
+    cliques (a junction tree's subtree is one of its marginal); parts are independent. One einsum
+    sums that product down to ``columns``.
+    """
+    home = tree.home(columns)
+    if home >= 0:
+        return sum_to(beliefs[home], tree.cliques[home], columns)
+    root_of = tree.root_of
+    ends: dict[int, set[int]] = {}
+    for v in columns:
+        c = next(k for k in tree.order if v in tree.cliques[k])
+        ends.setdefault(root_of[c], set()).add(c)
+    label = {v: i for i, v in enumerate(sorted({v for c in tree.cliques for v in c}))}
+    operands = []
+    for part in ends.values():
+        top, *rest = _joining(tree, part)
+        operands += [beliefs[top], [label[v] for v in tree.cliques[top]]]
+        for c in rest:
+            operands += [conds[c], [label[v] for v in tree.cliques[c]]]
+    return np.einsum(*operands, [label[v] for v in columns], optimize="greedy")
+
+
+def sample_tree(tree: JunctionTree, beliefs, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` records drawn i.i.d. from the model: each root clique from its marginal, then each
+    clique's new columns from P(new | separator) given the drawn separator (:func:`sample_rows`)."""
+    codes = np.zeros((n, len(tree.sizes)), dtype=np.int64)
+    for c in tree.order:
+        cols, sep = tree.cliques[c], tree.separator[c]
+        new = [v for v in cols if v not in sep]
+        joint = np.transpose(beliefs[c], [cols.index(v) for v in (*sep, *new)])
+        rows = joint.reshape(_cells(sep, tree.sizes), _cells(new, tree.sizes))
+        index = np.ravel_multi_index(tuple(codes[:, sep].T), [tree.sizes[v] for v in sep]) if sep \
+            else np.zeros(n, np.int64)
+        fallback = rows.sum(axis=0) / max(rows.sum(), 1e-300)
+        drawn = sample_rows(conditional(rows, fallback), index, rng)
+        codes[:, new] = np.column_stack(np.unravel_index(drawn, [tree.sizes[v] for v in new]))
+    return codes
+
+
+#: Halvings of a step before the line search gives up on its direction, and the relative fall of the
+#: loss below which a fit stops (the model's counts then move by far less than the noise).
+MD_HALVINGS = 25
+FIT_TOLERANCE = 1e-6
+
+
+def fit_potentials(tree: JunctionTree, targets: dict, total: float, theta: dict, iterations: int,
+                   step: float | None = None) -> tuple[dict, list[np.ndarray], float]:
+    """Log-potentials of the model on ``tree`` fitted to noisy marginals (post-processing of them).
+
+    ``targets`` maps a set of columns r (increasing) to its noisy counts y_r and their variance v_r
+    (per cell: one number, or an array of y_r's shape); the loss is ½ Σ_r ‖c_r − y_r‖² / v_r with c_r = N·μ_r the model's counts on r
+    (N = ``total``), Private-PGM's estimator (McKenna et al. 2019). Two kinds of step, each with a
+    line search (halve until the loss falls, then try twice the size):
+
+    1. scaled steps θ_r ← θ_r − η (c_r − y_r)/max(c_r, √v_r), η ≤ 1: at η = 1 a cell's log-count
+       moves by its relative error, as iterative proportional fitting does, so large and small cells
+       converge together; it may stop lowering the loss near the optimum, and then
+    2. mirror descent, θ_r ← θ_r − α N(c_r − y_r)/v_r (the gradient in μ_r), which always can.
+
+    ``theta`` (r → array) is the start (sets missing from it start at 0) and ``step`` the last
+    mirror-descent α. Returns the fitted θ, the calibrated clique marginals and α.
+    """
+    home = {r: tree.home(r) for r in targets}
+    theta = {r: theta.get(r, np.zeros([tree.sizes[v] for v in r])) for r in targets}
+    scaled = True
+
+    def lift(by_set: dict) -> list[np.ndarray]:
+        out = [np.zeros([tree.sizes[v] for v in c]) for c in tree.cliques]
+        for r, t in by_set.items():
+            out[home[r]] = out[home[r]] + spread(t, r, tree.cliques[home[r]], tree.sizes)
+        return out
+
+    def loss_direction(beliefs) -> tuple[float, dict]:
+        loss, direction = 0.0, {}
+        for r, (y, v) in targets.items():
+            c = total * sum_to(beliefs[home[r]], tree.cliques[home[r]], r)
+            loss += 0.5 * float(np.sum((c - y) ** 2 / v))
+            direction[r] = (c - y) / np.maximum(c, np.sqrt(v)) if scaled else total * (c - y) / v
+        return loss, direction
+
+    potentials = lift(theta)
+    beliefs = calibrate(tree, potentials)
+    loss, direction = loss_direction(beliefs)
+    eta, alpha = 1.0, step if step is not None else min(np.min(v) for _, v in targets.values()) / total ** 2
+    for _ in range(iterations):
+        size = eta if scaled else alpha
+        move = lift(direction)
+        for _ in range(MD_HALVINGS):
+            trial = [p - size * m for p, m in zip(potentials, move)]
+            with np.errstate(invalid="ignore", divide="ignore", under="ignore", over="ignore"):
+                new_beliefs = calibrate(tree, trial)
+            new_loss, new_direction = loss_direction(new_beliefs)
+            if new_loss < loss:
+                break
+            size *= 0.5
+        else:
+            if not scaled:
+                break
+            scaled = False  # the scaled direction no longer lowers the loss: mirror descent from here
+            loss, direction = loss_direction(beliefs)
+            continue
+        theta = {r: theta[r] - size * direction[r] for r in theta}
+        converged = loss - new_loss <= FIT_TOLERANCE * loss
+        potentials, beliefs, loss, direction = trial, new_beliefs, new_loss, new_direction
+        if converged:
+            break
+        if scaled:
+            eta = min(2 * size, 1.0)
+        else:
+            alpha = 2 * size
+    return theta, beliefs, alpha

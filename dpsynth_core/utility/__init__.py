@@ -24,7 +24,7 @@ from .bivariate import CorrelationFit, association_fit, correlation_fit, cramers
 from .combining import COMBINING_CAVEAT, CombinedEstimate, combine_implicates
 from .design import Design, column_kinds, propensity_design
 from .marginals import (ColumnComparison, column_distances, compare_columns, hellinger_distance, missing_shares,
-                        moments_table, tv_distance)
+                        moments_table, special_value_shares, tv_distance)
 from .pegs_distance import PegsDistances, pegs_distances
 from .propensity import PropensityResult, headline_propensity, propensity_metrics
 from .regression import RegressionOverlap, ci_overlap, regression_ci_overlap, regression_outcomes
@@ -74,6 +74,7 @@ __all__ = [
     "regression_outcomes",
     "run_discriminator",
     "section_tiles",
+    "special_value_shares",
     "tv_distance",
     "utility_summary",
     "utility_verdict",

@@ -35,6 +35,7 @@ __all__ = [
     "hellinger_distance",
     "missing_shares",
     "moments_table",
+    "special_value_shares",
     "share_vectors",
     "tv_distance",
 ]
@@ -359,6 +360,39 @@ def missing_shares(real: pd.DataFrame, synth: pd.DataFrame) -> pd.DataFrame:
     out["difference"] = out["synthetic"] - out["real"]
     out.index.name = None
     return out
+
+
+def special_value_shares(real: pd.DataFrame, synth: pd.DataFrame, schema) -> pd.DataFrame:
+    """Each special value's share of its column, real beside synthetic: the point masses (0 hours
+    worked, a code such as −8) that the schema gives a cell of their own.
+
+    A share counts every row, missing ones included, as the missing shares do.
+
+    Returns
+    -------
+    DataFrame
+        One row per modelled column and special value: ``column``, ``value``, ``real``,
+        ``synthetic`` and ``difference`` (synthetic − real); no rows without special values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpsynth_core.schema import Schema
+    >>> s = Schema.from_dict({"h": {"kind": "numeric", "bounds": [0, 9], "specials": [0]}})
+    >>> special_value_shares(pd.DataFrame({"h": [0, 0, 3, 5]}), pd.DataFrame({"h": [0, 2, 3, 5]}), s)
+      column  value  real  synthetic  difference
+    0      h    0.0   0.5       0.25       -0.25
+    """
+    rows = []
+    for col in schema.used:
+        if col not in real.columns or col not in synth.columns:
+            continue
+        for value in schema[col].specials:
+            shares = [float((pd.to_numeric(f[col], errors="coerce") == value).mean()) if len(f) else float("nan")
+                      for f in (real, synth)]
+            rows.append({"column": col, "value": value, "real": shares[0], "synthetic": shares[1],
+                         "difference": shares[1] - shares[0]})
+    return pd.DataFrame(rows, columns=["column", "value", "real", "synthetic", "difference"])
 
 
 # ------------------------------------------------------------- per column

@@ -165,7 +165,7 @@ class PropensityResult:
         (which is what permuting labels mimics) score (k − 1) c (1 − c) / N,
         a logit ratio of about 1/(1 − c), 2 for equal sizes. synthpop
         divides its permutation null by 2, which lines it up with the logit
-        formula at c = ½; METHODS.md §3 says plain mean, so that is what is
+        formula at c = ½; docs/methods.md#propensity says plain mean, so that is what is
         computed here.
     pmse_ratio : float
         ``pmse / pmse_null``. When the null is 0 (no usable column, or a

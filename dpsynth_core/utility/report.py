@@ -40,7 +40,7 @@ class Discriminator:
 
 
 #: The choices, headline first. Main effects alone cannot see an association
-#: the synthesis lost (METHODS.md §3, pitfalls), so it is never the default.
+#: the synthesis lost (docs/methods.md#propensity), so it is never the default.
 DISCRIMINATORS: dict[str, Discriminator] = {
     d.key: d
     for d in (

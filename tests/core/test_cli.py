@@ -1,5 +1,6 @@
 """The command line end to end: ``python -m dpsynth_core …`` on the bundled data, in a temporary folder."""
 
+import contextlib
 import io
 import json
 import os
@@ -8,6 +9,7 @@ import sys
 import tomllib
 import zipfile
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -21,7 +23,27 @@ DATA, SCHEMA = str(ROOT / "data/penguins.csv"), str(ROOT / "data/penguins.schema
 
 
 def run(*args, cwd):
-    """(exit code, stdout, stderr) of ``python -m dpsynth_core args``."""
+    """(exit code, stdout, stderr) of ``dpsynth args`` in the folder ``cwd``.
+
+    The command's own function, :func:`cli.main`, as the console script calls it, in this process: a new
+    Python process importing the libraries cost about 1 s of CPU a call. That ``python -m dpsynth_core``
+    as a process of its own reaches it, and exits with its code, is tested once, by :func:`run_process`.
+    """
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main([str(a) for a in args])
+            except SystemExit as stop:  # argparse's own usage errors and --help
+                code = stop.code
+    finally:
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_process(*args, cwd):
+    """(exit code, stdout, stderr) of ``python -m dpsynth_core args``, a process of its own."""
     proc = subprocess.run([sys.executable, "-m", "dpsynth_core", *map(str, args)], cwd=cwd, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return proc.returncode, proc.stdout, proc.stderr
@@ -35,10 +57,54 @@ def penguins():
 
 def test_schema_writes_the_inferred_schema_as_json(tmp_path, penguins):
     code, out, err = run("schema", DATA, cwd=tmp_path)
-    assert code == 0 and "derived" in err
-    assert json.loads(out) == json.loads(json.dumps(core.infer_schema(penguins[0]).to_dict(), default=str))
-    # Its output is a schema the other commands read back.
-    assert core.Schema.from_dict(json.loads(out)) == core.infer_schema(penguins[0])
+    assert code == 0 and "derived" in err and "CONFIDENTIAL" in err
+    assert json.loads(out) == json.loads(core.infer_schema(penguins[0]).to_json())  # no counts, no notes
+    # Its output is a schema the other commands read back (bar the counts and notes, which it leaves out).
+    inferred = core.infer_schema(penguins[0])
+    back = core.Schema.from_dict(json.loads(out))
+    assert all(back[c].replace(reason=col.reason, n_missing=col.n_missing) == col for c, col in inferred.columns.items())
+    assert "n_missing" not in out and "reason" not in out
+    # With -o, the counts and notes go to a file of their own, named as confidential.
+    code, _, err = run("schema", DATA, "-o", "birds.schema.json", cwd=tmp_path)
+    notes = json.loads((tmp_path / "birds.CONFIDENTIAL-notes.json").read_text(encoding="utf-8"))
+    assert code == 0 and notes["sex"]["n_missing"] == int(penguins[0]["sex"].isna().sum()) == 11
+    assert notes["body_mass_g"]["read_off_the_data"]["upper"] == "6300"
+
+
+def test_schema_estimated_privately_holds_only_public_values(tmp_path):
+    rng = np.random.default_rng(12)
+    n = 4000
+    df = pd.DataFrame({"hours": np.where(rng.random(n) < 0.3, 0, rng.integers(5, 60, n)),
+                       "income": np.round(rng.uniform(1500, 9000, n), 2),
+                       "job": rng.choice(["clerk", "nurse", "cook"], n)})
+    df.loc[:40, "income"] = np.nan
+    (tmp_path / "staff.csv").write_bytes(core.to_csv_bytes(df))
+    # Unseeded, as a user runs it: at 0.1 a column every threshold is a few hundred records against thousands,
+    # so what is asserted fails with probability below 1e−6.
+    code, _, err = run("schema", "staff.csv", "--estimate-epsilon", "0.3", "-o", "staff.schema.json", cwd=tmp_path)
+    assert code == 0, err
+    text = (tmp_path / "staff.schema.json").read_text(encoding="utf-8")
+    spec = json.loads(text)
+    # Only public values: nothing read off the data, no count, no note; the estimate's ε and steps.
+    assert not any("derived" in c or "withheld" in c or "n_missing" in c or "reason" in c for c in spec.values())
+    assert str(df["income"].max()) not in text and str(df["income"].min()) not in text
+    schema = core.Schema.from_dict(spec)
+    assert schema.is_public and schema.estimate_epsilon == pytest.approx(0.3)
+    notes = json.loads((tmp_path / "staff.CONFIDENTIAL-notes.json").read_text(encoding="utf-8"))
+    assert notes["income"]["n_missing"] == 41
+    # A release with it lists the estimate's steps and takes their ε off its total.
+    code, _, err = run("release", "staff.csv", "--schema", "staff.schema.json", "--epsilon", "1", "-o", "r.zip",
+                       cwd=tmp_path)
+    assert code == 0, err
+    with zipfile.ZipFile(tmp_path / "r.zip") as z:
+        ledger = json.loads(next(z.read(f) for f in z.namelist() if f.endswith(".ledger.json")))
+    assert ledger["is_dp"] and ledger["epsilon_total"] == 1.0 and ledger["schema_estimate"]["epsilon"] == 0.3
+    assert ledger["steps"][0]["target"] == "schema estimate: kind and missing values of hours"
+    # A public file with a withheld value is refused in a sentence, not read as a declaration.
+    spec["job"]["withheld"] = ["nullable"]
+    (tmp_path / "w.json").write_text(json.dumps(spec), encoding="utf-8")
+    code, _, err = run("release", "staff.csv", "--schema", "w.json", "--epsilon", "1", cwd=tmp_path)
+    assert code == 2 and "'job': its nullable were withheld" in err and "Traceback" not in err
 
 
 def test_synthesize_with_a_seed_is_the_library_call_and_its_settings_repeat_it(tmp_path, penguins):
@@ -90,14 +156,16 @@ def test_sweep_writes_the_ru_table_and_the_map(tmp_path, penguins):
                        "0.5,4", "--seed", "5", "--n-jobs", "1", "-o", "sweep.csv", cwd=tmp_path)
     assert code == 0, err
     assert f"[{'#' * 30}] 100%" in err and err.count("%  ") == 5  # the bar, redrawn after each of the 5 points
-    want = core.ru_map(df, ["independent", "dp_seqreg"], [0.5, 4.0], seed=5, schema=schema)
+    # Computed serially, as the command was asked to (test_sweep_parallel.py: local processes give this table).
+    want = core.ru_map(df, ["independent", "dp_seqreg"], [0.5, 4.0], seed=5, schema=schema, n_jobs=1)
     assert (tmp_path / "sweep.csv").read_bytes() == core.to_csv_bytes(want)
     html = (tmp_path / "sweep.html").read_text()
     assert "plotly" in html and "Independent noisy marginals" in html
 
 
 def test_sweep_runs_on_a_dask_scheduler(tmp_path, penguins):
-    distributed = pytest.importorskip("dask.distributed")
+    from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
+
     df, schema = penguins
     with distributed.LocalCluster(n_workers=2, processes=False, protocol="tcp", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
@@ -244,7 +312,7 @@ def test_audit_builds_its_tables_from_a_given_schema(capsys):
 
 
 def test_bad_input_through_the_process_is_one_line_on_stderr_and_exit_code_2(tmp_path):
-    code, out, err = run("synthesize", DATA, "--schema", SCHEMA, "--method", "pegs", "--epsilon", "0.001",
+    code, out, err = run_process("synthesize", DATA, "--schema", SCHEMA, "--method", "pegs", "--epsilon", "0.001",
                          "-o", "x.csv", cwd=tmp_path)
     assert (code, out) == (2, "")
     assert err == "dpsynth synthesize: error: Setting epsilon must be a number from 0.01 to 100, got 0.001.\n"

@@ -131,7 +131,7 @@ def test_columns_at_limit_load():
 
 
 @pytest.mark.parametrize("name, rows, cols", [("penguins.csv", 344, 8),
-                                              ("diamonds.csv", 53_940, 10)])
+                                              ("diamonds.csv", 53_940, 10), ("randhie.csv", 20_190, 10)])
 def test_bundled_files_load_from_path_and_stream(name, rows, cols):
     path = DATA / name
     expected = pd.read_csv(path)
@@ -231,7 +231,7 @@ def test_missing_values_are_nan():
     assert df["b"].isna().tolist() == [True, False]
 
 
-@pytest.mark.parametrize("name", ["penguins.csv", "diamonds.csv"])
+@pytest.mark.parametrize("name", ["penguins.csv", "diamonds.csv", "randhie.csv"])
 def test_round_trip_of_bundled_files(name):
     df = load_csv(DATA / name)
     pd.testing.assert_frame_equal(load_csv(io.BytesIO(to_csv_bytes(df))), df)

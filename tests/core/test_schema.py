@@ -1,4 +1,4 @@
-"""Tests for dpsynth_core.schema: inference, declared schemas, the editable table.
+"""Tests for dpsynth_core.schema: inference and declared schemas (the editable table: test_schema_editor.py).
 
 Expected kinds, bounds and counts are written out by hand from the small
 frames built here, or counted from the raw CSV text with the csv module.
@@ -15,8 +15,7 @@ import pytest
 
 from dpsynth_core import constraints
 from dpsynth_core.datasets import load_bundled
-from dpsynth_core.schema import (ColumnSchema, Schema, infer_column, infer_schema, merge_declared,
-                                 schema_from_table, schema_of, schema_table)
+from dpsynth_core.schema import ColumnSchema, Schema, infer_column, infer_schema, merge_declared, schema_of
 from tests.conftest import DATA
 
 RNG_SEED = 20240611
@@ -245,100 +244,6 @@ def test_schema_of_is_merge_declared_of_the_inferred_schema(declaration):
     assert got["sex"].n_missing == int(df["sex"].isna().sum()) > 0
 
 
-# --- the editable table ----------------------------------------------------
-
-@pytest.mark.parametrize("source", ["inferred", "declared"])
-def test_schema_table_round_trip(source):
-    df = pd.read_csv(DATA / "penguins.csv")
-    df["id"] = np.arange(1, len(df) + 1)  # an excluded column too
-    inferred = infer_schema(df)
-    schema = inferred if source == "inferred" else merge_declared(inferred, load_bundled("penguins")[1])
-    table = schema_table(schema)
-    assert list(table["column"]) == list(df.columns)
-    assert list(table["public"]) == [not c.derived for c in schema.columns.values()]
-    back = schema_from_table(table, schema, keys=schema.keys, sensitive=schema.sensitive)
-    assert back == schema
-
-
-def test_editing_a_bound_declares_that_bound_only():
-    # Public means declared, value by value: typing a lower bound declares it, and nothing else of the row.
-    df = pd.read_csv(DATA / "penguins.csv")
-    schema = infer_schema(df)
-    table = schema_table(schema)
-    row = table.index[table["column"] == "bill_length_mm"][0]
-    table.loc[row, "lower"] = 30.0
-    edited = schema_from_table(table, schema)
-    col = edited["bill_length_mm"]
-    assert col.bounds == (30.0, df["bill_length_mm"].max())
-    # The untouched upper bound is still the data's maximum, so the column stays read off the data.
-    assert col.derived is True
-    assert col.declared_fields == {"lower"}
-    assert col.derived_fields == {"kind", "upper", "integer", "nullable", "decimals"}
-    assert edited.derived_columns == schema.used
-    note = schema_table(edited).set_index("column").loc["bill_length_mm"]
-    assert note["read off the data"] == "kind, upper, integer, nullable, decimals" and not note["public"]
-    # The public view names the declared bound and withholds the data's maximum.
-    public = edited.to_public_dict()["bill_length_mm"]
-    assert public == {"lower": 30.0, "withheld": ["kind", "upper", "integer", "nullable", "decimals"]}
-    assert str(df["bill_length_mm"].max()) not in json.dumps(public)
-    # a row left as it was keeps its provenance
-    assert edited["bill_depth_mm"] == schema["bill_depth_mm"]
-
-
-def test_ticking_public_and_editing_categories():
-    df = pd.read_csv(DATA / "penguins.csv")
-    schema = infer_schema(df)
-    table = schema_table(schema)
-    table.loc[table["column"] == "year", "public"] = True
-    table.loc[table["column"] == "species", "categories"] = "Adelie, Chinstrap, Gentoo, Emperor"
-    edited = schema_from_table(table, schema, keys=["species", "nope"], sensitive="body_mass_g")
-    # Ticking "public" declares every value of the row as shown.
-    assert not edited["year"].derived and edited["year"].categories == (2007, 2008, 2009)
-    assert edited["year"].reason == "declared on the Data page"
-    assert edited["species"].categories == ("Adelie", "Chinstrap", "Gentoo", "Emperor")
-    # The typed list is declared; the kind and the nullable flag were read off the data and still are.
-    assert edited["species"].declared_fields == {"categories"}
-    assert edited["species"].derived_fields == {"kind", "nullable"}
-    assert edited.keys == ("species",) and edited.sensitive == "body_mass_g"
-    # Unticking a public row marks its values as read off the data again.
-    table = schema_table(edited)
-    table.loc[table["column"] == "year", "public"] = False
-    again = schema_from_table(table, edited)
-    assert again["year"].derived_fields == {"kind", "categories", "nullable"}
-
-
-def test_inferred_flags_are_read_off_the_data_and_declared_one_by_one():
-    whole = [float(v) for v in range(0, 120, 3)] * 2  # 40 distinct whole numbers: numeric, integer
-    df = pd.DataFrame({"n": whole[:-1] + [None], "x": [0.25 * v for v in range(1, 81)]})
-    schema = infer_schema(df)
-    assert schema["n"].nullable and schema["n"].integer and "nullable" in schema["n"].derived_fields
-    assert schema["n"].decimals is None  # whole numbers: the integer flag, no precision
-    assert schema["x"].decimals == 2 and "decimals" in schema["x"].derived_fields  # 0.25 steps: 2 decimals
-    table = schema_table(schema)
-    table.loc[table["column"] == "n", "nullable"] = False  # an act on the flag: declared, as typed
-    table.loc[table["column"] == "x", "decimals"] = 1
-    edited = schema_from_table(table, schema)
-    assert edited["n"].nullable is False and edited["n"].declared_fields == {"nullable"}
-    assert edited["x"].decimals == 1 and edited["x"].declared_fields == {"decimals"}
-    table.loc[table["column"] == "x", "decimals"] = 2.5
-    with pytest.raises(ValueError, match="'x': decimals must be a whole number"):
-        schema_from_table(table, schema)
-
-
-def test_changing_the_kind_asks_for_the_new_domain():
-    df = pd.DataFrame({"g": list("abcab") * 8})
-    schema = infer_schema(df)
-    table = schema_table(schema)
-    table.loc[0, ["kind", "lower", "upper"]] = ["numeric", 0.0, 9.0]
-    edited = schema_from_table(table, schema)["g"]
-    # Kind and bounds typed: declared. The integer/nullable flags carried over were read off the data.
-    assert edited.kind == "numeric" and edited.bounds == (0.0, 9.0)
-    assert edited.declared_fields == {"kind", "lower", "upper"} and edited.derived_fields == {"integer", "nullable"}
-    table.loc[0, "kind"] = "excluded"
-    excluded = schema_from_table(table, schema)["g"]
-    assert excluded.kind == "excluded" and not excluded.derived
-
-
 def test_bulk_declarations_cover_their_fields_only():
     df = pd.read_csv(DATA / "penguins.csv")
     schema = infer_schema(df)
@@ -382,25 +287,80 @@ def test_public_view_has_no_count_reason_or_value_read_off_the_data():
     assert inferred["body_mass_g"] == {"withheld": ["kind", "lower", "upper", "integer", "nullable"]}
 
 
-@pytest.mark.parametrize("lower, upper, words", [
-    (50.0, 40.0, "lower <= upper"),
-    (None, 40.0, "give it a lower and an upper bound"),
-])
-def test_bad_bounds_in_the_table_name_the_column(lower, upper, words):
-    df = pd.read_csv(DATA / "penguins.csv")
-    schema = infer_schema(df)
-    table = schema_table(schema)
-    row = table.index[table["column"] == "bill_length_mm"][0]
-    table.loc[row, "lower"] = lower
-    table.loc[row, "upper"] = upper
-    with pytest.raises(ValueError, match="'bill_length_mm'") as info:
-        schema_from_table(table, schema)
-    assert words in str(info.value)
-
-
 @pytest.mark.parametrize("values, decimals", [
     ([0.5, 1.25, 3.0], 2), ([1.1, 2.2, 1e6 + 0.3], 1), ([1 / 3, 0.5], None), ([12.5, 7.5, 1.0], 1),
 ])
 def test_inferred_precision_is_the_fewest_decimals_that_write_every_value(values, decimals):
     col = _col(values * 10 + [v + 100 for v in values] * 10)
     assert col.kind == "numeric" and col.decimals == decimals
+
+
+# --- special values and private estimates in the schema ------------------------
+
+def test_inferred_special_values_are_the_values_holding_a_tenth():
+    # 0 holds 40 %, 99999 holds 10 % (exactly the share), 7 holds 5 %: two special values, most frequent first.
+    values = [0.0] * 40 + [99999.0] * 10 + [7.0] * 5 + [float(v) for v in range(100, 145)]
+    col = _col(values)
+    assert col.kind == "numeric" and col.specials == (0.0, 99999.0)
+    assert "specials" in col.derived_fields and "specials" in col.relevant_fields
+    # A column with no such value has none, and the field does not apply.
+    assert _col([0.5 * v for v in range(40)]).relevant_fields == {"kind", "lower", "upper", "integer", "nullable",
+                                                               "decimals"}
+
+
+def test_special_values_are_checked():
+    with pytest.raises(ValueError, match="special values must be numbers"):
+        ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=("a",))
+    with pytest.raises(ValueError, match="finite"):
+        ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=(float("nan"),))
+    with pytest.raises(ValueError, match=f"at most {constraints.MAX_SPECIALS}"):
+        ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=tuple(range(constraints.MAX_SPECIALS + 1)))
+    # repeated values collapse; a categorical column has none
+    assert ColumnSchema(name="x", kind="numeric", bounds=(0, 1), specials=(0, 0.0, -8)).specials == (0.0, -8.0)
+    assert ColumnSchema(name="g", kind="categorical", categories=("a",), specials=(0,)).specials == ()
+
+
+def test_estimated_fields_round_trip_and_are_public_with_their_epsilon():
+    steps = [{"mechanism": "noisy log-scale histogram", "target": "schema: bounds of x", "epsilon": 0.03},
+             {"mechanism": "two-sided geometric", "target": "schema: missing values of x", "epsilon": 0.01,
+              "delta": 0.0}]
+    spec = {"x": {"kind": "numeric", "bounds": [0, 1000], "specials": [0], "nullable": True,
+                  "derived": ["integer"], "estimated": {"lower": 0.03, "upper": 0.03, "nullable": 0.01},
+                  "estimate_steps": steps},
+            "g": {"kind": "categorical", "categories": ["a", "b"]}}
+    schema = Schema.from_dict(spec)
+    x = schema["x"]
+    assert x.estimated_fields == {"lower", "upper", "nullable"} and x.derived_fields == {"integer"}
+    assert x.declared_fields == {"kind", "specials"}
+    assert x.source("upper") == "estimated privately (ε = 0.03)" and x.source("integer") == "read off the data (not DP)"
+    assert schema.estimate_epsilon == pytest.approx(0.04) and schema.estimate_delta == 0.0
+    assert Schema.from_dict(json.loads(json.dumps(schema.to_dict()))) == schema
+    public = x.to_public_dict()
+    # estimated values are published with their ε and steps; the value read off the data is withheld
+    assert public["bounds"] == [0.0, 1000.0] and public["specials"] == [0.0] and public["nullable"] is True
+    assert public["estimated"] == {"lower": 0.03, "nullable": 0.01, "upper": 0.03}
+    assert public["estimate_steps"] == steps and public["withheld"] == ["integer"] and "integer" not in public
+    # Declaring an estimated field makes it declared; the steps stay.
+    again = x.declare({"upper"})
+    assert again.estimated_fields == {"lower", "nullable"} and again.estimate_steps == x.estimate_steps
+    with pytest.raises(ValueError, match="estimated must map"):
+        Schema.from_dict({"x": {"kind": "numeric", "bounds": [0, 1], "estimate_steps": [{"target": "x"}]}})
+
+
+def test_bundled_randhie_is_zero_inflated_and_inside_its_declared_schema():
+    # The shares data/README.md states, counted from the raw CSV text.
+    with open(DATA / "randhie.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 20_190
+    zero = {c: sum(float(r[c]) == 0 for r in rows) / len(rows) for c in ("mdvis", "lncoins", "lpi", "fmde")}
+    assert [round(zero[c], 2) for c in zero] == [0.31, 0.54, 0.24, 0.42]
+    df, schema = load_bundled("randhie")
+    assert schema.is_public and schema.sensitive == "mdvis"
+    for name in schema.used:
+        col = schema[name]
+        if col.kind == "numeric":
+            x = df[name].to_numpy(dtype=float)
+            assert ((x >= col.bounds[0]) & (x <= col.bounds[1])).all(), name
+            assert col.specials == ((0.0, 1.0) if name == "physlm" else () if name == "disea" else (0.0,))
+        else:
+            assert set(df[name]) == set(col.categories) == {0, 1}

@@ -9,6 +9,7 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
 
 import dpsynth_core as core
 from dpsynth_core import rumap
@@ -63,14 +64,18 @@ def test_local_processes_give_the_serial_table(penguins, serial):
 
 @pytest.mark.parametrize("processes", [False, True])
 def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monkeypatch):
-    distributed = pytest.importorskip("dask.distributed")
     # AppTest leaves the app script as __main__, and a spawned worker process would run it again on start.
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     scattered = []
     scatter = distributed.Client.scatter
     monkeypatch.setattr(distributed.Client, "scatter",
                         lambda self, data, *a, **k: (scattered.append(data), scatter(self, data, *a, **k))[1])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+    # Two slots, so joblib dispatches to the cluster (with one it runs the points here, serially): two
+    # workers of a thread each, or one worker process of two threads, since a process of its own (the rows
+    # pickled across a process boundary, __main__ not run again) is what that case tests, and each costs a
+    # process importing every library.
+    workers, threads = (1, 2) if processes else (2, 1)
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=processes,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         with joblib.parallel_config(backend="dask"), distributed.get_task_stream() as stream:
             table = _sweep(penguins)

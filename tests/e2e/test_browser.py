@@ -10,7 +10,7 @@ import pytest
 
 import dpsynth_core as core
 from tests.conftest import ROOT
-from tests.e2e.conftest import go, shot, wait_idle
+from tests.e2e.conftest import go, new_page, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -199,13 +199,8 @@ def test_sweep_pick_a_point_then_release_package(page):
 
 def test_a_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser, fresh_server):
     # Until app.py has run once, Streamlit runs a page file named by the address on its own (pages/ mode).
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
+    ctx, pg = new_page(browser, fresh_server + "/synthesize?data=bundled%3Adiamonds&method=independent&eps=0.5&seed=7")
     try:
-        pg = ctx.new_page()
-        pg.set_default_timeout(30_000)
-        pg.goto(fresh_server + "/synthesize?data=bundled%3Adiamonds&method=independent&eps=0.5&seed=7")
-        wait_idle(pg)
         assert pg.get_by_test_id("stException").count() == 0
         assert pg.get_by_test_id("stSidebarNav").inner_text().split() == [
             "Data", "Synthesize", "Compare", "Risk", "R-U", "map", "Ledger", "Learn"]

@@ -3,31 +3,42 @@ the exact-ε box, the link and the settings all say the ε the keys chose, on ev
 
 On diamonds each press reruns a synthesis, so presses 0.1 s apart leave while the previous run is still
 being drawn: the browser's next message then carries values older than the server's, which once moved the
-settings back (the thumb at 1.0 with the link at 1.58)."""
+settings back (the thumb at 1.0 with the link at 1.58).
+
+The race is made certain rather than left to the machine's timing: the page holds back the server's
+messages (``window.__runs.hold``, tests/e2e/conftest.py) and each key is pressed only once the server has
+handled the previous one, so every key after the first leaves with the widget values of before the
+previous run, however fast or loaded the machine. The four right presses wait for each run to finish on
+the server (the next message arrives after the run's callbacks and cleanup); the back-and-forth presses
+wait only for each run to start (the next message can land during the run and interrupt it).
+"""
 
 import re
 import urllib.parse
 
 import pytest
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import wait_idle, wait_server
 
 pytestmark = pytest.mark.e2e
 
-# Between presses: shorter than a rerun on diamonds, so the next key never waits for the app. Whether a late
-# message lands before or after the callbacks depends on timing and on the session, so each page tries
-# several pauses, each in a new session.
-PAUSES_MS = (50, 100, 150, 250)
 EXPECTED = "0.251"  # four log steps of 10^0.1 up from ε = 0.1: 10^-0.6 = 0.2512 to the slider's 3 digits
 
 
-def _press(page, keys: list[str], pause_ms: int) -> None:
+def _press_before_the_page_draws(page, keys: list[str], *, finished: bool) -> None:
+    """Press ``keys`` on the slider, each after the server has finished (or started) the run of the one
+    before, while the page draws none of those runs; then let the page draw them all and wait until idle."""
     page.get_by_test_id("stSlider").get_by_role("slider").first.focus()
-    for key in keys:
-        page.keyboard.press(key)
-        page.wait_for_timeout(pause_ms)
+    page.evaluate("window.__runs.hold = true")
+    try:
+        for key in keys:
+            page.keyboard.press(key)
+            wait_server(page, finished=finished)
+        # Every message the page sent carried values of before the server's runs: nothing was drawn.
+        assert page.evaluate("window.__runs.held.length") > 0
+    finally:
+        page.evaluate("window.__runs.release()")
     wait_idle(page)
-    wait_idle(page)  # a message sent just before the first idle can start one more run
 
 
 def _shown(page) -> dict:
@@ -44,13 +55,12 @@ def _shown(page) -> dict:
 @pytest.mark.parametrize("name", ["synthesize", "compare", "risk"])
 def test_fast_epsilon_presses_leave_thumb_box_link_and_settings_agreeing(page, server, name):
     agreeing = dict.fromkeys(("thumb", "box", "link", "settings"), EXPECTED)
-    for pause in PAUSES_MS:
-        page.goto(f"{server}/{name}?data=bundled%3Adiamonds&method=independent&eps=0.1&seed=7")  # a new session
-        wait_idle(page)
-        assert set(_shown(page).values()) == {"0.1"}
-        _press(page, ["ArrowRight"] * 4, pause)
-        assert _shown(page) == agreeing, f"four presses {pause} ms apart"
-        # Back and forth: the settings return to an ε whose link the browser may still show when the next
-        # key leaves, and the address bar must not keep the step in between.
-        _press(page, ["ArrowRight", "ArrowLeft", "ArrowRight", "ArrowLeft"], pause)
-        assert _shown(page) == agreeing, f"back and forth {pause} ms apart"
+    page.goto(f"{server}/{name}?data=bundled%3Adiamonds&method=independent&eps=0.1&seed=7")  # a new session
+    wait_idle(page)
+    assert set(_shown(page).values()) == {"0.1"}
+    _press_before_the_page_draws(page, ["ArrowRight"] * 4, finished=True)
+    assert _shown(page) == agreeing, "four presses, each after the server's run of the one before"
+    # Back and forth: the settings return to an ε whose link the browser may still show when the next key
+    # leaves, and the address bar must not keep the step in between.
+    _press_before_the_page_draws(page, ["ArrowRight", "ArrowLeft", "ArrowRight", "ArrowLeft"], finished=False)
+    assert _shown(page) == agreeing, "back and forth, each press once the server has started the one before"

@@ -1,12 +1,10 @@
 """Two browser sessions upload different files: neither sees the other's rows anywhere."""
 
-import re
-
 import pandas as pd
 import pytest
 
 import dpsynth_core as core
-from tests.e2e.conftest import go, wait_idle
+from tests.e2e.conftest import go, new_page, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -17,12 +15,7 @@ def _table(marker: str, n: int = 40) -> pd.DataFrame:
 
 
 def _session(browser, server, path, marker):
-    ctx = browser.new_context(accept_downloads=True)
-    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
-    page = ctx.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(server)
-    wait_idle(page)
+    ctx, page = new_page(browser, server, accept_downloads=True)
     page.get_by_test_id("stFileUploaderDropzoneInput").first.set_input_files(str(path))
     wait_idle(page)
     page.get_by_text(f"{path.name}: 40 rows, 2 columns").wait_for()

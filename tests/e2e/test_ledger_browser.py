@@ -5,8 +5,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import _serve, go, wait_idle
-from tests.e2e.test_upload_privacy import _page as _open
+from tests.e2e.conftest import _serve, go, new_page, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -36,7 +35,7 @@ def test_a_reload_and_a_second_tab_show_the_same_totals(page, browser, server):
     page.reload()
     wait_idle(page)
     assert _totals(page) == shown  # the session began again; the store did not
-    ctx, tab = _open(browser, server)
+    ctx, tab = new_page(browser, server, timeout_ms=60_000)
     try:
         assert _totals(tab) == shown
     finally:
@@ -46,14 +45,14 @@ def test_a_reload_and_a_second_tab_show_the_same_totals(page, browser, server):
 def test_a_restarted_server_shows_the_same_totals(browser, tmp_path, monkeypatch):
     monkeypatch.setenv("DPSYNTH_LEDGER", str(tmp_path / "ledger.sqlite3"))  # the servers below inherit it
     with _serve("streamlit-ledger-1.log") as url:
-        ctx, pg = _open(browser, url)
+        ctx, pg = new_page(browser, url, timeout_ms=60_000)
         try:
             shown = _one_dp_run(pg)
         finally:
             ctx.close()
     assert shown.startswith("1 DP computation: ε = 1, δ = 0 in all")
     with _serve("streamlit-ledger-2.log") as url:
-        ctx, pg = _open(browser, url)
+        ctx, pg = new_page(browser, url, timeout_ms=60_000)
         try:
             assert _totals(pg) == shown
         finally:

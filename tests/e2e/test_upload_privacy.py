@@ -8,13 +8,11 @@ and the server's log is searched for the column names and values.
 """
 
 import os
-import re
 import threading
-import time
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, SERVER_PIDS, _serve, go, wait_idle
+from tests.e2e.conftest import ARTIFACTS, SERVER_PIDS, _serve, go, new_page, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -46,9 +44,10 @@ class _Watcher(threading.Thread):
         self.pid, self.seen, self.stop = pid, set(), threading.Event()
 
     def run(self):
-        while not self.stop.is_set():
+        while True:  # one look a millisecond until stopped
             self.seen |= _open_files(self.pid)
-            time.sleep(0.001)
+            if self.stop.wait(0.001):
+                break
 
 
 def _upload(pg, path, expect: str | None = None):
@@ -58,25 +57,18 @@ def _upload(pg, path, expect: str | None = None):
         pg.get_by_text(expect).wait_for(timeout=60_000)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def private_server():
+    """One server for both tests, apart from the session's (its log is searched): the first test's upload
+    only adds to what the second searches the log for. Also yields the ledger store the server inherited (the
+    environment's when it started: a module's fixture starts before each test's own store is set)."""
     with _serve("streamlit-privacy.log") as url:
-        yield url, SERVER_PIDS[url], ARTIFACTS / "streamlit-privacy.log"
-
-
-def _page(browser, url):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    wait_idle(pg)
-    return ctx, pg
+        yield url, SERVER_PIDS[url], ARTIFACTS / "streamlit-privacy.log", os.environ["DPSYNTH_LEDGER"]
 
 
 def test_a_multi_megabyte_upload_never_touches_the_disk(browser, private_server, tmp_path):
-    url, pid, _ = private_server
-    ctx, pg = _page(browser, url)
+    url, pid, _, ledger = private_server
+    ctx, pg = new_page(browser, url, timeout_ms=60_000)
     rows = 600_000  # ~7 MB: seven times the 1 MB above which Starlette spools a part to disk
     path = tmp_path / "big.csv"
     with open(path, "w") as fh:
@@ -93,7 +85,6 @@ def test_a_multi_megabyte_upload_never_touches_the_disk(browser, private_server,
         watcher.join()
     # The ledger store (its file, WAL and shared memory) is opened to draw the sidebar's totals: it holds no value
     # of the data (tests/core/privacy/test_store.py), and is the one file the server may open.
-    ledger = os.environ["DPSYNTH_LEDGER"]
     new = {f for f in watcher.seen - before if not f.endswith((".py", ".pyc", ".so")) and "site-packages" not in f
            and not f.startswith(ledger)}
     assert not new, f"the server opened files during the upload: {sorted(new)}"
@@ -101,8 +92,8 @@ def test_a_multi_megabyte_upload_never_touches_the_disk(browser, private_server,
 
 
 def test_failures_leave_no_column_name_or_value_in_the_log(browser, private_server, tmp_path):
-    url, _, log_path = private_server
-    ctx, pg = _page(browser, url)
+    url, _, log_path, _ = private_server
+    ctx, pg = new_page(browser, url, timeout_ms=60_000)
     inf = tmp_path / "inf.csv"
     inf.write_text(f"{SECRET_COLUMN},b\n1,x\ninf,y\n-inf,x\n2,y\n")
     _upload(pg, inf)

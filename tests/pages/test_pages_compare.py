@@ -236,3 +236,19 @@ def test_the_verdict_comes_first_and_reads_the_headline_and_every_section(at):
     assert "Columns:" in verdict and "Regression of" in verdict
     assert [t.label for t in at.tabs][:4] == [core.metric_info.section_title(s)
                                               for s in ("propensity", "marginals", "bivariate", "regression")]
+
+
+def test_special_values_show_their_shares_real_against_synthetic(at):
+    at.selectbox(key="bundled_choice").set_value("randhie").run()
+    at.switch_page(PAGE).run()
+    _ok(at)
+    ds, cfg, real, synth = _real_synth(at)
+    shown = next(df.value for df in at.dataframe if list(getattr(df.value, "columns", [])) ==
+                 ["column", "value", "real", "synthetic", "difference"])
+    expected = core.utility.special_value_shares(real, synth, ds.schema)
+    # randhie declares 0 for mdvis, lncoins, lpi and fmde, and 0 and 1 for physlm; the data's shares by hand
+    assert list(zip(shown["column"], shown["value"])) == [("mdvis", 0.0), ("lncoins", 0.0), ("lpi", 0.0),
+                                                          ("fmde", 0.0), ("physlm", 0.0), ("physlm", 1.0)]
+    assert shown["real"].round(3).tolist() == [round((ds.df[c] == v).mean(), 3) for c, v in
+                                               zip(shown["column"], shown["value"])]
+    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected)

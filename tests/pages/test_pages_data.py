@@ -2,12 +2,13 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
+from tests.conftest import APP, entries
 
 PEOPLE = pd.DataFrame({
     "age": [23, 35, 41, 52, 67, 29, 33, 48, 71, 19, 25, 38] * 5,
@@ -32,43 +33,74 @@ def _schema_upload(at, payload: bytes):
     assert not at.exception, [e.value for e in at.exception]
 
 
-def test_bulk_declarations_then_a_clear_confirmation(at):
+def _declare_one(at, column: str, field: str) -> str:
+    """Declare one value read off the data through the page; returns the sentence the page showed for it."""
+    schema = at.session_state["dataset"].schema
+    items = core.schema_editor.declarable(schema)
+    pick = next(i for i, d in enumerate(items) if (d.column, d.field) == (column, field))
+    box = next(b for b in at.selectbox if b.label == "Value read off the data")
+    box.set_value(pick).run()
+    sentence = next(w.value for w in at.warning if "Declare the" in w.value)
+    at.button(key="declare_one").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return sentence
+
+
+def test_the_private_estimate_makes_an_upload_public_and_is_recorded(ledger_store):
+    rng = np.random.default_rng(4)
+    big = pd.DataFrame({"hours": np.where(rng.random(3000) < 0.3, 0, rng.integers(1, 60, 3000)),
+                        "job": rng.choice(["clerk", "nurse", "cook"], 3000)})
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    ds = _upload(at, "jobs.csv", big)
+    assert ds.schema.undeclared_columns == ["hours", "job"]
+    # proposed: the constraints' share of the settings' ε (1)
+    assert at.number_input(key="estimate_epsilon").value == pytest.approx(core.constraints.SCHEMA_ESTIMATE_SHARE)
+    at.number_input(key="estimate_epsilon").set_value(0.3).run()
+    assert at.button(key="estimate_schema").label == "Estimate privately with ε = 0.3"
+    at.button(key="estimate_schema").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    schema = at.session_state["dataset"].schema
+    # 3,000 rows at 0.15 per column: every threshold asserted on is at most 200 records against 900 or more (the
+    # estimate runs on fresh entropy here, as in the app; these outcomes fail with probability below 1e−20)
+    assert schema.undeclared_columns == [] and schema.estimate_epsilon == pytest.approx(0.3)
+    assert schema["job"].categories == ("clerk", "cook", "nurse") and schema["hours"].specials == (0.0,)
+    assert any("Every column's domain is public" in s.value for s in at.success)
+    assert any("private estimates spent ε = 0.3" in c.value for c in at.caption)
+    # one entry in the ledger store, purpose "schema estimate", at the estimate's ε and δ
+    (entry,) = entries(ledger_store)
+    assert (entry["purpose"], entry["method"], entry["is_dp"]) == ("schema estimate", "private schema estimate", 1)
+    assert entry["epsilon"] == pytest.approx(0.3) and entry["delta"] == pytest.approx(schema.estimate_delta)
+    assert at.button(key="estimate_schema").disabled  # nothing left to estimate
+
+
+def test_a_value_read_off_the_data_is_declared_one_at_a_time(at):
     ds = _upload(at)
-    assert ds.schema.undeclared_columns == ["age", "height", "group"]
-    assert any("3 of 3 column(s) still have values read off the data" in w.value for w in at.warning)
-    at.button(key="declare_categories").click().run()
+    sentence = _declare_one(at, "height", "upper")
+    assert "upper bound of 'height' as public: 1\\.83" in sentence and "only right if" in sentence
     schema = at.session_state["dataset"].schema
-    assert schema["group"].declared_fields == {"kind", "categories"}  # nullable still read off the data
-    assert schema["age"] == ds.schema["age"]  # numeric columns untouched
-    at.button(key="declare_bounds").click().run()
-    assert {"lower", "upper"} <= at.session_state["dataset"].schema["height"].declared_fields
-    assert at.button(key="declare_bounds").disabled  # nothing left for it to declare
-    assert not at.success
-    at.button(key="declare_flags").click().run()
-    schema = at.session_state["dataset"].schema
-    assert schema.undeclared_columns == []
-    assert any("Every column's domain is declared public" in s.value for s in at.success)
-    assert not [w for w in at.warning if "read off the data" in w.value]
+    assert schema["height"].declared_fields == {"upper"} and schema["age"] == ds.schema["age"]
+    assert "upper" not in at.session_state["dataset"].schema["height"].derived_fields
 
 
 def test_the_same_file_uploaded_again_keeps_its_schema(at):
     _upload(at)
-    at.button(key="declare_categories").click().run()
+    _declare_one(at, "group", "categories")
     kept = at.session_state["dataset"].schema
     _upload(at, "other.csv", PEOPLE.iloc[:30])  # other content: its own inferred schema
     assert at.session_state["dataset"].schema.undeclared_columns == ["age", "height", "group"]
     ds = _upload(at, "people-again.csv")  # same content, another name
-    assert ds.schema == kept and ds.schema["group"].declared_fields == {"kind", "categories"}
+    assert ds.schema == kept and ds.schema["group"].declared_fields == {"categories"}
 
 
 def test_schema_json_round_trip_through_the_page(at):
     _upload(at)
-    at.button(key="declare_bounds").click().run()
+    _declare_one(at, "height", "lower")
+    _declare_one(at, "height", "upper")
     saved = at.session_state["dataset"].schema
     payload = saved.to_json().encode("utf-8")
     spec = json.loads(payload)
     assert all("n_missing" not in c and "reason" not in c for c in spec.values())  # no data facts in the file
-    assert spec["height"]["bounds"] == [1.58, 1.83] and spec["height"]["derived"] == ["decimals", "integer",
+    assert spec["height"]["bounds"] == [1.58, 1.83] and spec["height"]["derived"] == ["decimals", "integer", "kind",
                                                                                        "nullable"]
     # The same columns in another order of rows: other content, so a schema inferred afresh.
     _upload(at, "people2.csv", PEOPLE.iloc[::-1].reset_index(drop=True))
@@ -91,7 +123,7 @@ def test_a_declared_schema_file_with_roles_makes_the_data_public(at):
     schema = at.session_state["dataset"].schema
     assert schema.undeclared_columns == [] and schema.keys == ("age",) and schema.sensitive == "height"
     assert schema["height"].decimals == 2 and schema["group"].categories == ("a", "b", "c", "d")
-    assert any("Every column's domain is declared public" in s.value for s in at.success)
+    assert any("Every column's domain is public" in s.value for s in at.success)
     fp = at.session_state["dataset"].fingerprint[:12]
     assert at.multiselect(key=f"keys_{fp}").value == ["age"]
 

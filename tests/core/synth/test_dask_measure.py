@@ -5,13 +5,12 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from dask import dataframe as dd, distributed  # dependencies (requirements.txt): missing, these fail, not skip
 
 import dpsynth_core as core
 from dpsynth_core.synth import base
 from dpsynth_core.synth.counting import counts, marginals
 
-dd = pytest.importorskip("dask.dataframe")
-distributed = pytest.importorskip("dask.distributed")
 
 PARTITIONED = ["independent", "dirichlet", "dp_seqreg"]
 

@@ -2,7 +2,7 @@
 each declared on the method's class (issue 29).
 
 Every forecast here is called with a schema built from a dict and no data at all, so it cannot read
-the data; its numbers are recomputed below from the methods' formulas (METHODS.md §2).
+the data; its numbers are recomputed below from the methods' formulas (docs/methods.md#synthesizers).
 """
 
 from __future__ import annotations
@@ -152,10 +152,15 @@ def _registry(*names):
 
 
 def test_suggested_method_follows_the_declared_rule():
-    # The documented rule: marginal-based methods (MST, then PrivBayes) at any ε; else dp_seqreg when its
-    # forecast is "good" (noise under 0.5% of n: diamonds from ε = 1, test_dp_seqreg_forecast_by_hand);
-    # else independent. The registry is restored in its order afterwards.
-    assert core.suggest_method(DIAMONDS, 0.3, N).method == "mst"
+    # The documented rule: AIM where its forecast is good or fair (diamonds at every ε with n declared); MST
+    # unless its forecast is poor, PrivBayes where MST's forecast is good or unknown; else dp_seqreg when its
+    # forecast is "good" (noise under 0.5% of n: diamonds from ε = 1, test_dp_seqreg_forecast_by_hand); else
+    # independent. The registry is restored in its order afterwards.
+    for eps in (0.3, 1.0, 3.0):
+        assert core.suggest_method(DIAMONDS, eps, N).method == "aim"
+    assert core.suggest_method(DIAMONDS, 0.3).method == "mst"  # n not declared: AIM's forecast is unknown
+    with _registry("mst", "privbayes", "independent", "dp_seqreg", "pmi", "pegs", "dirichlet", "uniform", "cart"):
+        assert core.suggest_method(DIAMONDS, 0.3, N).method == "mst"
     with _registry("privbayes", "independent", "dp_seqreg", "pmi", "pegs", "dirichlet", "uniform", "cart"):
         assert core.suggest_method(DIAMONDS, 0.3, N).method == "privbayes"
     with _registry("independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet", "uniform", "cart"):
@@ -166,15 +171,25 @@ def test_suggested_method_follows_the_declared_rule():
         assert undeclared.method == "independent" and "not declared" in undeclared.sentence
     with _registry("pmi", "pegs", "pegs_rs", "dirichlet", "uniform", "cart", "bootstrap"):
         assert core.suggest_method(DIAMONDS, 1.0, N) is None  # none of these may be suggested
-    assert list(SYNTHESIZERS)[:2] == ["mst", "privbayes"]
+    assert list(SYNTHESIZERS)[:3] == ["mst", "privbayes", "aim"]
+
+
+def test_no_marginal_method_is_suggested_where_its_forecast_is_poor():
+    # penguins' 344 rows: every marginal-based forecast is poor at ε = 0.3, 1, 3 (PrivBayes's fair at 3),
+    # and each method's TV2 was above independent marginals' there (bench/bench_dp_utility.py)
+    penguins = Schema.from_dict(json.loads(BUNDLED["penguins"].schema_file.read_text(encoding="utf-8")))
+    for eps in (0.3, 1.0, 3.0):
+        levels = {m: core.forecast(m, penguins, eps, 344).level for m in ("aim", "mst", "privbayes")}
+        assert levels["aim"] == levels["mst"] == "poor" and levels["privbayes"] in ("fair", "poor"), levels
+        assert core.suggest_method(penguins, eps, 344).method == "independent"
 
 
 def test_the_suggestion_asks_every_registered_method_by_its_declared_priority(monkeypatch):
-    # A method registered with a priority below MST's is asked first; it is named only where its own rule
-    # says so (here: when n is declared), else the shipped rule goes on.
+    # A method registered with a priority below every shipped one's is asked first; it is named only where
+    # its own rule says so (here: when n is declared), else the shipped rule goes on.
     class Eager(base.Synthesizer):
         name, label, is_dp, description = "toy_eager", "Toy eager", True, ""
-        suggest_priority = -1
+        suggest_priority = -2
 
         def suggestion(self, schema, epsilon, n, forecast):
             assert forecast.sentence.startswith("No forecast")  # its own forecast, not another method's
@@ -186,7 +201,7 @@ def test_the_suggestion_asks_every_registered_method_by_its_declared_priority(mo
         assert (named.method, named.sentence) == ("toy_eager", "Suggested at ε = 1: Toy eager (declared n).")
         assert core.suggest_method(DIAMONDS, 1.0).method == "mst"
         monkeypatch.setattr(Eager, "is_dp", False)  # a method that is not DP is never suggested
-        assert core.suggest_method(DIAMONDS, 1.0, N).method == "mst"
+        assert core.suggest_method(DIAMONDS, 1.0, N).method == "aim"
 
 
 def test_registry_lists_methods_by_their_declared_rank_and_new_ones_fit_in():
@@ -197,7 +212,7 @@ def test_registry_lists_methods_by_their_declared_rank_and_new_ones_fit_in():
         ranks = [SYNTHESIZERS[m].rank for m in group]
         assert ranks == sorted(ranks)
     # the order issue 18 chose, now declared on the classes
-    assert names == ["mst", "privbayes", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
+    assert names == ["mst", "privbayes", "aim", "independent", "dp_seqreg", "pmi", "pegs", "pegs_rs", "dirichlet",
                      "uniform", "cart", "parametric", "bootstrap"]
     with _registry(*SYNTHESIZERS):
         new = {"zz_dp_new": (True, math.inf), "zz_dp_ranked": (True, 15), "zz_ref": (False, 1)}

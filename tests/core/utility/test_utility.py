@@ -314,7 +314,7 @@ def test_null_pmse_formula_for_synthesis_from_the_real_data():
 def test_null_pmse_for_independent_draws_is_larger_by_one_over_one_minus_c():
     # Two independent samples of one distribution differ by the sampling
     # noise of both, so E[pMSE] = (k - 1) c (1 - c) / N and the ratio to the
-    # formula above is 1 / (1 - c): 2 for equal sizes (METHODS.md §3's
+    # formula above is 1 / (1 - c): 2 for equal sizes (docs/methods.md#propensity's
     # formula, kept as written; see PropensityResult.pmse_null). sd of the
     # mean of 20 draws ≈ 2 * 0.10 = 0.2: ±0.5 is a 2.5-sd band, and still
     # excludes 1 by far. The AUC is near 0.5 all the same: by the argument in
