@@ -30,8 +30,8 @@ __all__ = [
 
 def _load() -> dict:
     """The whole public API, imported; its names (and the submodules they come from) go into the package."""
-    from . import (cluster, constraints, plots, readout, release, report, rumap, schema_editor,  # noqa: F401
-                   schema_estimate, settings, share, teaching)
+    from . import (cluster, constraints, frontier, holdout, parallel, plots, readout, release, report,  # noqa: F401
+                   rumap, schema_editor, schema_estimate, settings, share, teaching)
     from .constraints import parse_epsilon_grid
     from .datasets import BUNDLED, load_bundled
     from .errors import BudgetExceeded, DataError, LedgerError, MethodRefused

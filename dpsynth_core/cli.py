@@ -186,7 +186,7 @@ def _synthesize(df, schema, cfg: RunSettings, *, use, store):
     Each record is held out by a fresh secret coin, as the app does; the rest are synthesized as the app's
     runs are (:meth:`RunSettings.synthesize_kwargs`).
     """
-    from .rumap import split_holdout
+    from .holdout import split_holdout
     from .synth import synthesize
 
     train, held = split_holdout(df, cfg.holdout)
@@ -284,13 +284,15 @@ def cmd_sweep(args) -> None:
     from . import plots
     from .cluster import on_scheduler
     from .io import to_csv_bytes
-    from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, default_methods, ru_map
+    from .frontier import default_methods
+    from .rumap import RISK_COLUMNS, UTILITY_COLUMNS, ru_map
+    from .schema import schema_of
 
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
+    public = schema_of(df, schema)
     if args.methods is None:  # the app's default: the DP methods it may suggest, less any that refuse the table
-        from .schema import schema_of
-        methods = default_methods(schema_of(df, schema), len(df))
+        methods = default_methods(public, len(df))
     else:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     epsilons = constraints.parse_epsilon_grid(args.epsilons)
@@ -304,10 +306,35 @@ def cmd_sweep(args) -> None:
     fig = plots.ru_figure(table, args.x, args.y)
     _write(Path(args.html) if args.html else out.with_suffix(".html"),
            fig.to_html(include_plotlyjs=True).encode("utf-8"))
+    print("\n".join(_sweep_reports(table, args.x, args.y, public)))
     if args.seed is None:
         print("dpsynth: note: each point's seed is in the table; pass --seed to repeat this sweep exactly.",
               file=sys.stderr)
     _recorded(store, use)
+
+
+def _sweep_reports(table, x: str, y: str, schema) -> list[str]:
+    """What the R-U page answers from a sweep, in the core's words: the steward's question for the method the
+    app suggests at ε = 1 (else the first DP method swept), at the threshold the page starts from; the DP method
+    that keeps the most at the swept ε nearest 1; and the samples behind the measures."""
+    from .forecast import suggest_method
+    from .frontier import best_dp_method, default_threshold, dp_methods, smallest_epsilon
+    from .rumap import sample_note
+
+    out = []
+    swept = dp_methods(table)
+    if swept:
+        suggested = suggest_method(schema, constraints.EPSILON_DEFAULT, None)
+        target = suggested.method if suggested is not None and suggested.method in swept else swept[0]
+        threshold = default_threshold(table, target, y)
+        if threshold == threshold:  # NaN: the method has no point with a value of y
+            answer = smallest_epsilon(table, target, y, threshold, x)
+            out.append(" ".join(filter(None, (answer["sentence"], answer.get("resolution")))))
+        best = best_dp_method(table, constraints.EPSILON_DEFAULT, y)
+        if best is not None:
+            out.append(best["sentence"])
+    note = sample_note(table)
+    return out + ([note] if note else [])
 
 
 def _not_dp_refusal(reasons: list[str]) -> _Usage:

@@ -134,7 +134,7 @@ def holdout_mask(share: float | None = None) -> np.ndarray | None:
     masks = st.session_state.setdefault("holdout_masks", {})
     key = (dataset().fingerprint, share)
     if key not in masks:
-        masks[key] = core.rumap.holdout_mask(len(dataset().df), share)
+        masks[key] = core.holdout.holdout_mask(len(dataset().df), share)
     return masks[key]
 
 
@@ -159,7 +159,7 @@ def split(share: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None
     """(rows the synthesizer sees, held-out rows or None) at ``share`` (None: :func:`shown_holdout`), so the
     pages measure a release against the rows it was made from."""
     share = shown_holdout() if share is None else share
-    return core.rumap.split_holdout(dataset().df, share, mask=holdout_mask(share))
+    return core.holdout.split_holdout(dataset().df, share, mask=holdout_mask(share))
 
 
 def current_release():

@@ -417,10 +417,10 @@ def test_a_release_with_values_read_off_the_data_is_refused_after_the_run(tmp_pa
 
 
 def test_the_sweep_plots_the_median_dcr_and_sweeps_the_suggested_methods_as_the_app_does(tmp_path):
-    from dpsynth_core import rumap
+    from dpsynth_core import frontier, rumap
 
-    code, _, err = run("sweep", DATA, "--schema", SCHEMA, "--epsilons", "1", "--seed", "3", "--n-jobs", "1",
-                       "-o", "sweep.csv", cwd=tmp_path)
+    code, out, err = run("sweep", DATA, "--schema", SCHEMA, "--epsilons", "1", "--seed", "3", "--n-jobs", "1",
+                         "-o", "sweep.csv", cwd=tmp_path)
     assert code == 0, err
     html = (tmp_path / "sweep.html").read_text()
     assert core.METRICS[rumap.DEFAULT_RISK].label in html and rumap.DEFAULT_RISK == "dcr_median"
@@ -428,4 +428,11 @@ def test_the_sweep_plots_the_median_dcr_and_sweeps_the_suggested_methods_as_the_
     df, schema = core.load_bundled("penguins")
     swept = pd.read_csv(tmp_path / "sweep.csv")
     assert [m for m in dict.fromkeys(swept["method"]) if m not in ("original", "bootstrap")] == \
-        rumap.default_methods(schema, len(df))  # the R-U page's default methods
+        frontier.default_methods(schema, len(df))  # the R-U page's default methods
+    # It prints what the R-U page answers, read here from the table it wrote: the steward's question for the
+    # suggested method (MST) at the level the app calls acceptable, and the DP method that keeps the most at ε = 1.
+    answer = frontier.smallest_epsilon(swept, "mst", "pmse_ratio", 10.0, "dcr_median")
+    best = frontier.best_dp_method(swept, 1.0, "pmse_ratio")
+    assert out.splitlines()[:2] == [" ".join(filter(None, (answer["sentence"], answer.get("resolution")))),
+                                    best["sentence"]]
+    assert out.splitlines()[2] == rumap.sample_note(swept)

@@ -189,7 +189,7 @@ def test_ru_map_sweep_records_its_syntheses_and_answers_the_threshold(at, ledger
     # The steward's question, answered by the core from this sweep.
     # The risk axis defaults to the median DCR (issue 20.3); the threshold's key names measure and method.
     at.number_input(key="ru_q_threshold_pmse_ratio_independent").set_value(1e6).run()
-    expected = core.rumap.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "dcr_median")
+    expected = core.frontier.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "dcr_median")
     assert expected["epsilon"] == 0.5
     # Green only at a pMSE ratio the app calls acceptable (under 10); a warning says so otherwise.
     boxes = at.success if expected["acceptable"] else at.warning
