@@ -113,8 +113,8 @@ def _batch_words(sentence: str) -> str:
     "upload a smaller file"); here the file is a path on the command line.
     """
     sentence = re.sub(r"\bupload the (?:fixed )?file again\b", "run the command again", sentence)
-    sentence = re.sub(r"\bupload (that|the|a)\b", r"give \1", sentence)
-    return re.sub(r"\bupload(ed)?\b", "give", sentence)
+    sentence = re.sub(r"\buploaded\b", "given", sentence)
+    return re.sub(r"\b([Uu])pload\b", lambda m: "Give" if m[1] == "U" else "give", sentence)
 
 
 def _read_data(path: str):

@@ -436,3 +436,15 @@ def test_the_sweep_plots_the_median_dcr_and_sweeps_the_suggested_methods_as_the_
     assert out.splitlines()[:2] == [" ".join(filter(None, (answer["sentence"], answer.get("resolution")))),
                                     best["sentence"]]
     assert out.splitlines()[2] == rumap.sample_note(swept)
+
+
+def test_the_ledger_keeps_the_declared_integer_nullable_and_decimals_fields(tmp_path):
+    # Issue 31.3: the command's ledger dropped them (it wrote the synthesis's own ledger, not the public one).
+    schema = json.loads(open(SCHEMA, encoding="utf-8").read())
+    schema["bill_length_mm"]["decimals"] = 1
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    code, _, err = run("synthesize", DATA, "--schema", "s.json", "--epsilon", "1", "-o", "x.csv", cwd=tmp_path)
+    assert code == 0, err
+    columns = json.loads((tmp_path / "x.ledger.json").read_text())["public"]["columns"]
+    assert {k: columns["bill_length_mm"][k] for k in ("nullable", "decimals")} == {"nullable": True, "decimals": 1}
+    assert columns["flipper_length_mm"]["integer"] is True and columns["bill_length_mm"]["integer"] is False
