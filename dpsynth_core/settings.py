@@ -172,6 +172,10 @@ class Setting:
     def from_text(self, text: str) -> Any:
         """The value typed as ``text`` (a flag's argument, a link's parameter), to be checked."""
         if self.kind in ("float", "int"):
+            try:  # a whole number as typed stays one (the check casts it), so a sentence quotes it as typed
+                return int(text)
+            except ValueError:
+                pass
             try:
                 number = float(text)
             except ValueError:
