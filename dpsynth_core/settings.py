@@ -166,8 +166,13 @@ class Setting:
             ok = False
         if not ok or not self.low <= value <= self.high:
             raise ValueError(f"Setting {self.name} must be {'a whole number' if whole else 'a number'} from "
-                             f"{self.low:g} to {self.high:g}{' or null' if self.optional else ''}, got {value!r}.")
+                             f"{self.range_text}{' or null' if self.optional else ''}, got {value!r}.")
         return int(value) if whole else float(value)
+
+    @property
+    def range_text(self) -> str:
+        """``low to high`` as typed: every digit of a whole bound (4294967295, not 4.29497e+09)."""
+        return " to ".join(str(int(b)) if float(b).is_integer() else f"{b:g}" for b in (self.low, self.high))
 
     def from_text(self, text: str) -> Any:
         """The value typed as ``text`` (a flag's argument, a link's parameter), to be checked."""
@@ -180,8 +185,7 @@ class Setting:
                 number = float(text)
             except ValueError:
                 what = "a whole number" if self.kind == "int" else "a number"
-                raise ValueError(f"Setting {self.name} must be {what} from {self.low:g} to {self.high:g}, "
-                                 f"got {text!r}.") from None
+                raise ValueError(f"Setting {self.name} must be {what} from {self.range_text}, got {text!r}.") from None
             return int(number) if self.kind == "int" and number.is_integer() else number
         if self.kind == "columns":
             return tuple(c.strip() for c in text.split(",") if c.strip())

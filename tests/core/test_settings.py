@@ -42,7 +42,7 @@ def test_each_form_gives_back_the_settings_it_was_given():
     ("epsilon", 1000, "Setting epsilon must be a number from 0.01 to 100, got 1000."),
     ("implicates", 0, "Setting implicates must be a whole number from 1 to 20, got 0."),
     ("holdout", 0.95, "Setting holdout must be a number from 0 to 0.9, got 0.95."),
-    ("seed", -1, "Setting seed must be a whole number from 0 to 4.29497e+09 or null, got -1."),
+    ("seed", -1, "Setting seed must be a whole number from 0 to 4294967295 or null, got -1."),
 ])
 def test_a_bad_value_is_refused_alike_in_the_file_and_the_flags_and_dropped_from_a_link(name, value, text):
     with pytest.raises(ValueError) as file_error:
