@@ -73,15 +73,25 @@ def _argument_sentence(prog: str, message: str) -> str:
         return f"name a command: {', '.join(COMMANDS)} (see {prog} --help)."
     if missing:
         return f"the command needs {missing[1]}; add {'it' if ',' not in missing[1] else 'them'} (see {prog} --help)."
+    number = re.match(r"argument (\S+): invalid (int|float) value: (.*)$", message)
+    if number:
+        what = "a whole number" if number[2] == "int" else "a number"
+        return f"{number[1]} takes {what}, got {number[3]} (see {prog} --help)."
+    unknown = re.match(r"unrecognized arguments: (.*)$", message)
+    if unknown:
+        return f"this command has no argument {unknown[1]} (see {prog} --help)."
     return f"{message} (see {prog} --help)."
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_of(argv)
     try:
-        args = _parser(_command_of(argv)).parse_args(argv)
+        args = _parser(command).parse_args(argv)
     except _BadArguments as err:
-        print(f"{err.prog}: error: {_argument_sentence(err.prog, str(err))}", file=sys.stderr)
+        # Arguments left over are refused by the top parser, though they were given to the command.
+        prog = f"dpsynth {command}" if err.prog == "dpsynth" and command in COMMANDS else err.prog
+        print(f"{prog}: error: {_argument_sentence(prog, str(err))}", file=sys.stderr)
         return 2
     try:
         args.run(args)
@@ -264,9 +274,9 @@ def cmd_synthesize(args) -> None:
     the settings file that repeats the run."""
     from . import release
 
+    cfg = _settings(args)  # a bad setting is said before a large file is read
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
-    cfg = _settings(args)
     use, store = _use(args, df, "exploration"), _store(args)
     _, _, result = _synthesize(df, schema, cfg, use=use, store=store)
     out = Path(args.output)
@@ -347,9 +357,9 @@ def cmd_release(args) -> None:
     from .release import file_stem
     from .synth import SYNTHESIZERS
 
+    cfg = _settings(args)
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
-    cfg = _settings(args)
     if cfg.fixed_seed:
         print("dpsynth: note: a release always draws a fresh seed; the settings' seed is not used.", file=sys.stderr)
         cfg = cfg.replace(fixed_seed=False)

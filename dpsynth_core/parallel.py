@@ -59,8 +59,11 @@ def resolve_n_jobs(n_jobs: int | None) -> int | None:
     """``n_jobs``; None: the active ``joblib.parallel_config``'s, else every local core.
 
     joblib alone reads an unset n_jobs as the backend's default, which is 1
-    (serial) for local processes; a sweep or an audit should use the machine unless told.
+    (serial) for local processes; a sweep or an audit should use the machine unless told. A count of
+    0 (joblib's own words: "has no meaning") raises ValueError with one sentence.
     """
+    if n_jobs == 0:
+        raise ValueError("The number of worker processes must be at least 1 (or -1 for every core), got 0.")
     if n_jobs is not None:
         return n_jobs
     backend, configured = get_active_backend()

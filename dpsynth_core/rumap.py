@@ -209,20 +209,31 @@ def _checked(methods, epsilons, reps: int, holdout: float, metrics, schema) -> l
     """The sweep's measures (default: the R-U defaults), after every argument is checked (ValueError if not)."""
     unknown = [m for m in methods if m not in SYNTHESIZERS]
     if unknown:
-        raise ValueError(f"unknown methods {unknown}; choose from {sorted(SYNTHESIZERS)}")
+        raise ValueError(f"Unknown method{_s(unknown)} {_listed(unknown)}; choose among "
+                         f"{_listed(sorted(SYNTHESIZERS))}.")
     if reps < 1:
-        raise ValueError(f"reps must be at least 1, got {reps}")
+        raise ValueError(f"A sweep needs at least 1 replicate per point, got {reps}.")
     if not 0.0 <= holdout < 1.0:
-        raise ValueError(f"holdout must be a share in [0, 1), got {holdout!r}")
+        raise ValueError(f"The share held out must be at least 0 and below 1, got {holdout:g}.")
     metrics = list(metrics or UTILITY_COLUMNS + RISK_COLUMNS)
     unknown = [m for m in metrics if m not in METRICS or not METRICS[m].on_map]
     if unknown:
-        raise ValueError(f"unknown measures {unknown}; choose from {sorted(n for n, m in METRICS.items() if m.on_map)}")
+        raise ValueError(f"Unknown measure{_s(unknown)} {_listed(unknown)}; choose among "
+                         f"{_listed(sorted(n for n, m in METRICS.items() if m.on_map))}.")
     spent = schema.estimate_epsilon if schema is not None else 0.0
     if spent and any(float(e) <= spent for e in epsilons) and any(SYNTHESIZERS[m].is_dp for m in methods):
         raise ValueError(f"The schema's private estimate spent ε = {spent:.4g}, which every total ε of the sweep "
                          "must cover with some left for the synthesis: keep only ε above it in the grid.")
     return metrics
+
+
+def _listed(names) -> str:
+    """Names as a person reads them in a sentence (not as a Python list)."""
+    return ", ".join(map(str, names))
+
+
+def _s(names) -> str:
+    return "s" if len(names) > 1 else ""
 
 
 def _jobs(methods, epsilons, reps: int, references: bool) -> list[tuple[str, float, int]]:

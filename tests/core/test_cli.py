@@ -274,7 +274,8 @@ def test_a_ledger_that_cannot_be_written_stops_the_command_before_any_output(tmp
     (["synthesize", DATA, "--param", "bins", "-o", "x.csv"], "--param takes name=value"),
     (["synthesize", "bad.json", "-o", "x.csv"], "at least two columns"),
     (["sweep", DATA, "--epsilons", "1,abc", "-o", "x.csv"], "ε"),
-    (["sweep", DATA, "--methods", "independent", "--epsilons", "1", "--x", "nope", "-o", "x.csv"], "unknown measures"),
+    (["sweep", DATA, "--methods", "independent", "--epsilons", "1", "--x", "nope", "-o", "x.csv"],
+     "Unknown measure nope; choose among "),
     (["audit", "--method", "cart"], "Sequential CART is not differentially private: there is no ε to audit."),
     (["audit", "--method", "independent", "--runs", "2"], "an audit needs at least 4 runs"),
     (["audit", "--method", "mst", "--design", "1"], "declares 1 audit(s), numbered from 0"),
@@ -359,13 +360,35 @@ def _one_sentence(err: str) -> str:
 @pytest.mark.parametrize("args, says", [
     (["synthesize", DATA, "--schema", SCHEMA, "--epsilon", "abc", "-o", "x.csv"],
      "dpsynth synthesize: error: Setting epsilon must be a number from 0.01 to 100, got 'abc'."),
+    (["synthesize", "huge.csv", "--epsilon", "abc", "-o", "x.csv"],  # said before a (large) data file is read
+     "dpsynth synthesize: error: Setting epsilon must be a number from 0.01 to 100, got 'abc'."),
+    (["release", "huge.csv", "--implicates", "0"],
+     "dpsynth release: error: Setting implicates must be a whole number from 1 to 20, got 0."),
+    (["release", DATA, "--seed", "2"],  # a release draws a fresh seed: it has no --seed
+     "dpsynth release: error: this command has no argument --seed 2 (see dpsynth release --help)."),
     (["synthesize", DATA, "--schema", SCHEMA, "--n", "many", "-o", "x.csv"],
-     "dpsynth synthesize: error: Setting n must be a whole number from 1 to 1e+06, got 'many'."),
+     "dpsynth synthesize: error: Setting n must be a whole number from 1 to 1000000, got 'many'."),
     (["synthesize", DATA, "--schema", SCHEMA],
      "dpsynth synthesize: error: the command needs -o/--output; add it (see dpsynth synthesize --help)."),
     (["frobnicate"], "dpsynth: error: there is no command 'frobnicate'; choose one of schema, synthesize, sweep, "
                      "release, ledger, cap, audit (see dpsynth --help)."),
     ([], "dpsynth: error: name a command: schema, synthesize, sweep, release, ledger, cap, audit (see dpsynth --help)."),
+    (["synthesize", DATA, "--bogus", "-o", "x.csv"],  # left over, refused by the top parser: named for the command
+     "dpsynth synthesize: error: this command has no argument --bogus (see dpsynth synthesize --help)."),
+    (["sweep", DATA, "--reps", "two", "-o", "x.csv"],
+     "dpsynth sweep: error: --reps takes a whole number, got 'two' (see dpsynth sweep --help)."),
+    (["cap", DATA, "--epsilon", "lots"],
+     "dpsynth cap: error: --epsilon takes a number, got 'lots' (see dpsynth cap --help)."),
+    (["sweep", DATA, "--schema", SCHEMA, "--reps", "0", "-o", "x.csv"],
+     "dpsynth sweep: error: A sweep needs at least 1 replicate per point, got 0."),
+    (["sweep", DATA, "--schema", SCHEMA, "--holdout", "5", "-o", "x.csv"],
+     "dpsynth sweep: error: The share held out must be at least 0 and below 1, got 5."),
+    # joblib said "n_jobs == 0 in Parallel has no meaning"
+    (["sweep", DATA, "--schema", SCHEMA, "--epsilons", "1", "--n-jobs", "0", "-o", "x.csv"],
+     "dpsynth sweep: error: The number of worker processes must be at least 1 (or -1 for every core), got 0."),
+    # was a Python list: ['nope', 'bad']
+    (["sweep", DATA, "--schema", SCHEMA, "--methods", "nope,mst,bad", "-o", "x.csv"],
+     "dpsynth sweep: error: Unknown methods nope, bad; choose among " + ", ".join(sorted(core.SYNTHESIZERS)) + "."),
 ])
 def test_a_bad_argument_is_one_sentence_not_the_usage_block(tmp_path, args, says):
     code, out, err = run(*args, cwd=tmp_path)
