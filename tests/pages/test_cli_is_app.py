@@ -99,3 +99,24 @@ def test_an_upload_with_its_precision_read_off_the_data_gives_the_same_files_imp
     x = pd.read_csv(tmp_path / "cli-implicate1.csv")["x"].dropna()
     assert ((x * 10).round() == x * 10).all()  # one decimal, as the app wrote it (34.8, not 34.833807421060285)
     assert json.loads((tmp_path / "cli.ledger.json").read_text())["public"]["columns"]["x"]["withheld"]
+
+
+def test_the_sweep_writes_the_r_u_pages_table(tmp_path, downloads):
+    # The R-U page sweeps at the session's seed (2026 by default) with the map's measures; `dpsynth sweep --seed`
+    # with the same methods and grid writes the page's "Sweep table (CSV)".
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.switch_page("pages/ru_map.py").run()
+    at.multiselect(key="ru_methods").set_value(["independent"]).run()
+    at.text_input(key="ru_grid").set_value("0.5, 2").run()
+    at.button(key="ru_run").click().run()
+    no_errors(at)
+    seed = at.session_state["synth_config"].seed
+    code, _, err = run("sweep", DATA / "penguins.csv", "--schema", DATA / "penguins.schema.json", "--methods",
+                       "independent", "--epsilons", "0.5,2", "--seed", seed, "--n-jobs", "1", "-o", "cli.csv",
+                       cwd=tmp_path)
+    assert code == 0, err
+    cli = (tmp_path / "cli.csv").read_bytes()
+    assert cli == downloads("ru_sweep.csv")
+    table = pd.read_csv(io.BytesIO(cli))
+    assert sorted(table["epsilon"].dropna()) == [0.5, 2.0] and set(table["method"]) == {"original", "independent",
+                                                                                        "bootstrap"}
