@@ -578,7 +578,8 @@ def _audit_arguments(p) -> None:
 #: Each command: its help, what runs it, whether it reads a data file, and its own arguments.
 COMMANDS = {
     "schema": ("Infer a schema from a CSV, as JSON to edit (the format of data/*.schema.json), or estimate it "
-               "privately (--estimate-epsilon): then every value in it is public.", cmd_schema, True, _schema_arguments),
+               "privately (--estimate-epsilon): then every value in it is public.", cmd_schema, True,
+               _schema_arguments),
     "synthesize": ("Synthesize a CSV: writes the synthetic CSV, its ledger JSON and its settings JSON, the files the "
                    "app's downloads hold.", cmd_synthesize, True, _synthesize_arguments),
     "sweep": ("Risk-utility sweep: the R-U table as CSV and the map as interactive HTML.", cmd_sweep, True,

@@ -98,7 +98,8 @@ def public_ledger(ledger: dict, schema: Schema, *, totals: Totals | None = None)
 
 
 def csv_files(synthesis: Synthesis, stem: str) -> dict[str, bytes]:
-    """``{file name: bytes}``: the synthetic CSV (``<stem>.csv``), or one per implicate (``<stem>-implicate1.csv``, …).
+    """``{file name: bytes}``: the synthetic CSV (``<stem>.csv``), or one per implicate
+    (``<stem>-implicate1.csv``, …).
 
     Values are already at the precision the schema gives each numeric column (the core rounds them
     where it assembles the frame), and each column is written in its schema's form

@@ -282,7 +282,8 @@ class _Points:
         for i, (m, _, _) in enumerate(jobs):
             if m != "original" and rows[i] is None:
                 self.first.setdefault(m, i)
-        opening = sorted(self.first.values()) + [i for i, j in enumerate(jobs) if j[0] == "original" and rows[i] is None]
+        opening = sorted(self.first.values()) + [i for i, j in enumerate(jobs)
+                                                 if j[0] == "original" and rows[i] is None]
         self.done = sum(m != "original" and rows[i] is not None for i, (m, _, _) in enumerate(jobs))
         run([delayed(_point)(i, data, metrics, options, *jobs[i], base) for i in opening], n_jobs, self.keep)
         later = sorted((i for i in range(len(jobs)) if rows[i] is None), key=lambda i: -self.cost[jobs[i][0]])

@@ -89,7 +89,8 @@ else:
                 "is still running in another tab. Its finished points are kept: run it again with the same settings "
                 "and only the missing points are computed, with the same seeds.")
 
-methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=core.frontier.default_methods(ds.schema, len(ds.df)),
+methods = st.multiselect("Methods", list(core.SYNTHESIZERS),
+                         default=core.frontier.default_methods(ds.schema, len(ds.df)),
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods",
                          help="By default the DP methods the app may suggest for this table; the original data "
                               "and the bootstrap are always drawn for reference.")

@@ -372,7 +372,8 @@ def _one_sentence(err: str) -> str:
      "dpsynth synthesize: error: the command needs -o/--output; add it (see dpsynth synthesize --help)."),
     (["frobnicate"], "dpsynth: error: there is no command 'frobnicate'; choose one of schema, synthesize, sweep, "
                      "release, ledger, cap, audit (see dpsynth --help)."),
-    ([], "dpsynth: error: name a command: schema, synthesize, sweep, release, ledger, cap, audit (see dpsynth --help)."),
+    ([], "dpsynth: error: name a command: schema, synthesize, sweep, release, ledger, cap, audit "
+         "(see dpsynth --help)."),
     (["synthesize", DATA, "--bogus", "-o", "x.csv"],  # left over, refused by the top parser: named for the command
      "dpsynth synthesize: error: this command has no argument --bogus (see dpsynth synthesize --help)."),
     (["sweep", DATA, "--reps", "two", "-o", "x.csv"],
