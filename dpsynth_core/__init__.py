@@ -6,7 +6,8 @@ imports Streamlit. Every number the app shows is computed here.
 The names below are imported on first use (PEP 562), so ``import dpsynth_core`` alone, and with it
 ``dpsynth --help``, loads no numerical library: a submodule is imported when it is asked for, and the
 first other name asked for brings in the whole API and every registry (synthesizers, metrics) at once, as
-the eager import did.
+the eager import did. :func:`load` does that at once: the app calls it, since its modules reach submodules
+of submodules by attribute (``core.privacy.audit``), which only a module that imported them has set.
 """
 
 import importlib
@@ -54,14 +55,18 @@ def _load() -> dict:
     return {k: v for k, v in locals().items()}
 
 
+def load() -> None:
+    """Import the whole API and every registry now, as ``import dpsynth_core`` did before it was lazy."""
+    globals().update(_load())
+
+
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: that module alone (an import
         return importlib.import_module(f"{__name__}.{name}")     # such as `from . import constraints` asks here)
-    names = _load()
-    globals().update(names)
-    if name in names or name in globals():
+    load()
+    if name in globals():
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -145,6 +145,15 @@ def test_the_command_lines_help_loads_no_numerical_library():
     assert not heavy & {m.split(".")[0] for m in loaded}
 
 
+
+def test_the_apps_modules_find_the_whole_core_whichever_page_runs_first():
+    # A fresh server runs the page a link names before app.py: pages/synthesize.py imported ui.audit first, whose
+    # `core.privacy.audit` was no attribute yet of the lazily loaded package (an AttributeError on the page).
+    proc = subprocess.run([sys.executable, "-c", "import ui.audit, dpsynth_core as c; print(c.privacy.audit.__name__)"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert (proc.returncode, proc.stdout) == (0, "dpsynth_core.privacy.audit\n"), proc.stderr
+
+
 if __name__ == "__main__":
     g = graph()
     for component in cycles(g):
