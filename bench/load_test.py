@@ -120,7 +120,7 @@ for (const name of ['fillText', 'drawImage', 'fillRect']) {
 def teachers_link(dataset: str) -> str:
     """What the address bar of a teacher on the Synthesize page holds (ui.link.write_link): a shared link."""
     return "/synthesize?" + urllib.parse.urlencode(core.share.config_params(
-        {"method": "independent", "epsilon": 1.0, "seed": 2026}, dataset=f"bundled:{dataset}"))
+        core.settings.RunSettings(method="independent", epsilon=1.0, seed=2026), dataset=f"bundled:{dataset}"))
 
 
 def start_server(timings: str, cpus: set[int] | None) -> tuple[subprocess.Popen, str]:

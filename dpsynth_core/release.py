@@ -97,20 +97,36 @@ def public_ledger(ledger: dict, schema: Schema, *, totals: Totals | None = None)
     return _tidy(out)
 
 
-def release_files(synthesis: Synthesis, stem: str, *, ledger: dict | None = None) -> dict[str, bytes]:
-    """``{file name: bytes}``: one CSV per implicate and the ledger beside them.
+def csv_files(synthesis: Synthesis, stem: str) -> dict[str, bytes]:
+    """``{file name: bytes}``: the synthetic CSV (``<stem>.csv``), or one per implicate
+    (``<stem>-implicate1.csv``, …).
 
     Values are already at the precision the schema gives each numeric column (the core rounds them
-    where it assembles the frame); ``ledger`` replaces the synthesis's own (a release writes
-    :func:`public_ledger`).
+    where it assembles the frame), and each column is written in its schema's form
+    (:func:`~dpsynth_core.io.to_csv_bytes`), so the bytes depend on the synthesis and its schema alone.
     """
     frames = list(synthesis.implicates)
     if len(frames) == 1:
-        files = {f"{stem}.csv": to_csv_bytes(frames[0])}
-    else:
-        files = {f"{stem}-implicate{i + 1}.csv": to_csv_bytes(f) for i, f in enumerate(frames)}
-    files[f"{stem}.ledger.json"] = ledger_bytes(synthesis.ledger if ledger is None else ledger)
-    return files
+        return {f"{stem}.csv": to_csv_bytes(frames[0], synthesis.schema)}
+    return {f"{stem}-implicate{i + 1}.csv": to_csv_bytes(f, synthesis.schema) for i, f in enumerate(frames)}
+
+
+def ledger_file(synthesis: Synthesis) -> bytes:
+    """The ledger JSON a synthesis is downloaded or written with: :func:`public_ledger` (declared schema only)."""
+    return ledger_bytes(public_ledger(synthesis.ledger, synthesis.schema))
+
+
+def synthesis_files(synthesis: Synthesis, stem: str) -> dict[str, bytes]:
+    """Everything a synthesis is saved as, by the app's downloads and by ``dpsynth synthesize`` alike: its CSV(s)
+    (:func:`csv_files`) and ``<stem>.ledger.json`` (:func:`ledger_file`). The same synthesis gives the same bytes."""
+    return {**csv_files(synthesis, stem), f"{stem}.ledger.json": ledger_file(synthesis)}
+
+
+def release_files(synthesis: Synthesis, stem: str, *, ledger: dict | None = None) -> dict[str, bytes]:
+    """``{file name: bytes}``: the CSV(s) (:func:`csv_files`) and ``ledger`` beside them (a release writes
+    :func:`public_ledger` with what the ledger store recorded on the data; None: the synthesis's own)."""
+    return {**csv_files(synthesis, stem),
+            f"{stem}.ledger.json": ledger_bytes(synthesis.ledger if ledger is None else ledger)}
 
 
 def zip_bytes(files: dict[str, bytes]) -> bytes:

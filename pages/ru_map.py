@@ -3,7 +3,7 @@
 import streamlit as st
 
 import dpsynth_core as core
-from ui import errors, measures, spending, state, widgets
+from ui import errors, measures, spending, state, steward, widgets
 from ui.text import plain
 
 errors.start_page()
@@ -12,7 +12,7 @@ errors.start_page()
 def steward_question(table, x: str, y: str) -> dict | None:
     """The smallest ε reaching a utility threshold, asked of one DP method; its answer (marked on the map)."""
     st.subheader("The steward's question")
-    dp_methods = core.rumap.dp_methods(table)
+    dp_methods = core.frontier.dp_methods(table)
     if not dp_methods:
         st.info("Add a DP method to the sweep to ask for the smallest ε that reaches a utility threshold.")
         return None
@@ -25,12 +25,12 @@ def steward_question(table, x: str, y: str) -> dict | None:
     info = core.METRICS[y]
     # The default is the level the app calls acceptable where it states one (pMSE ratio), else a split of the
     # method's grid; the key holds the measure and method, so a new choice gets its own default.
-    start = core.rumap.default_threshold(table, target, y)
+    start = core.frontier.default_threshold(table, target, y)
     threshold = q2.number_input(f"{info.label} to reach ({info.reading})",
                                 value=float(info.best) if start != start else start, format="%.4g",
                                 key=f"ru_q_threshold_{y}_{target}")
-    st.caption(core.rumap.threshold_note(y))
-    answer = core.rumap.smallest_epsilon(table, target, y, threshold, x)
+    st.caption(steward.threshold_note(y))
+    answer = core.frontier.smallest_epsilon(table, target, y, threshold, x)
     if answer["epsilon"] is None:
         st.warning(answer["sentence"])
     else:
@@ -41,12 +41,12 @@ def steward_question(table, x: str, y: str) -> dict | None:
             st.info(found)
         else:
             st.warning(found + f" But {info.label} {answer['utility']:.3g} is not what this app calls acceptable "
-                       f"({core.rumap.acceptable_text(info)}).")
+                       f"({steward.acceptable_text(info)}).")
     swept = [float(e) for e in sorted(table["epsilon"].dropna().unique())]
     at_eps = swept[0] if len(swept) == 1 else st.select_slider(
         "Which DP method keeps the most at ε =", options=swept, key="ru_best_eps", format_func=lambda e: f"{e:g}",
         value=min(swept, key=lambda e: abs(e - state.config().epsilon)))
-    best = core.rumap.best_dp_method(table, at_eps, y)
+    best = core.frontier.best_dp_method(table, at_eps, y)
     if best is not None:
         st.info(best["sentence"])
     return answer
@@ -89,7 +89,8 @@ else:
                 "is still running in another tab. Its finished points are kept: run it again with the same settings "
                 "and only the missing points are computed, with the same seeds.")
 
-methods = st.multiselect("Methods", list(core.SYNTHESIZERS), default=core.rumap.default_methods(ds.schema, len(ds.df)),
+methods = st.multiselect("Methods", list(core.SYNTHESIZERS),
+                         default=core.frontier.default_methods(ds.schema, len(ds.df)),
                          format_func=lambda m: core.SYNTHESIZERS[m].label, key="ru_methods",
                          help="By default the DP methods the app may suggest for this table; the original data "
                               "and the bootstrap are always drawn for reference.")

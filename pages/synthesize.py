@@ -147,22 +147,21 @@ def exploration(ds) -> None:
     stem = core.release.file_stem(ds.name, ledger)
     # Each file is encoded only when its button is clicked (the diamonds CSV takes ~0.6 s and is 7 MB).
     d1, d2 = st.columns(2)
+    # The files are the core's (release.synthesis_files), as `dpsynth synthesize` writes them: the same bytes.
     if len(result.implicates) == 1:
         widgets.download("Download synthetic CSV",
-                           lambda r=result: core.to_csv_bytes(r.implicates[0], r.schema),
+                           lambda r=result, s=stem: core.release.csv_files(r, s)[f"{s}.csv"],
                            file_name=f"{stem}.csv", mime="text/csv", key="download_csv", where=d1)
     else:
         widgets.download(f"Download {len(result.implicates)} implicates (zip)",
-                           lambda r=result, s=stem: core.release.zip_bytes(core.release.release_files(
-                               r, s, ledger=core.release.public_ledger(r.ledger, r.schema))),
+                           lambda r=result, s=stem: core.release.zip_bytes(core.release.synthesis_files(r, s)),
                            file_name=f"{stem}.zip", mime="application/zip", key="download_csv", where=d1)
     # What leaves the machine carries the declared schema only: values read off the data are withheld.
-    widgets.download("Download ledger (JSON)",
-                       lambda r=result: core.release.ledger_bytes(core.release.public_ledger(r.ledger, r.schema)),
+    widgets.download("Download ledger (JSON)", lambda r=result: core.release.ledger_file(r),
                        file_name=f"{stem}.ledger.json", mime="application/json", key="download_ledger", where=d2)
     # The settings as `dpsynth synthesize --config` reads them: this run, repeated in batch.
     widgets.download("Download settings (JSON, for the dpsynth command)",
-                       lambda c=state.config(): core.settings.settings_json(c.__dict__).encode("utf-8"),
+                       lambda c=state.config(): c.to_json().encode("utf-8"),
                        file_name=f"{stem}.settings.json", mime="application/json", key="download_settings", where=d2)
 
 

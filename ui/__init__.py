@@ -13,3 +13,10 @@ Pages import what they use directly (``from ui import state, widgets``); every n
 - ``errors``: one sentence instead of a traceback; the page net.
 - ``widgets``: the shared controls and displays (method and ε, ledger, downloads, headline).
 """
+
+import dpsynth_core as _core
+
+# The core's package is lazy (for the command line's --help); the app uses all of it, and its modules reach
+# submodules of submodules by attribute (core.privacy.audit), set only once a module imported them. A fresh
+# server may run a page before app.py (a link to /synthesize), so the package that every page imports loads it.
+_core.load()

@@ -90,7 +90,7 @@ def write_link() -> None:
         return
     ds, cfg = state.dataset(), state.config()
     token = core.share.dataset_token(ds.source, ds.name, ds.fingerprint)
-    params = core.share.config_params(cfg.__dict__, dataset=token)
+    params = core.share.config_params(cfg, dataset=token)
     if not state.seeded():
         params.pop("seed", None)  # a run drawn from fresh randomness has no seed to name
     # The browser sends its address with every rerun, and it can be older than the link last written here

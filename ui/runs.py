@@ -20,14 +20,12 @@ from ui.cache import measures_in_session, session_cache
 from ui.errors import GENERIC_ERROR, guard, log_unexpected
 
 
-def synthesize(df: pd.DataFrame, schema: core.Schema, cfg: state.SynthConfig, seed: int | None, *,
+def synthesize(df: pd.DataFrame, schema: core.Schema, cfg: state.RunSettings, seed: int | None, *,
                purpose: str) -> core.Synthesis:
     """The core's synthesis of ``df`` (the session's dataset, or the rows of it not held out) at the settings
     ``cfg``, with ``seed`` (None: fresh entropy); recorded in the ledger store with ``purpose``."""
-    return core.synthesize(df, cfg.method, epsilon=cfg.epsilon, delta=cfg.delta, schema=schema, n=cfg.n, seed=seed,
-                           columns=list(cfg.columns) if cfg.columns is not None else None,
-                           implicates=cfg.implicates, holdout_share=cfg.holdout or None,
-                           use=spending.use(purpose), store=spending.store(), **dict(cfg.params))
+    return core.synthesize(df, cfg.method, schema=schema, use=spending.use(purpose), store=spending.store(),
+                           **cfg.synthesize_kwargs(seed))
 
 
 def _frames_bytes(result: core.Synthesis) -> int:
@@ -39,7 +37,7 @@ def _frames_bytes(result: core.Synthesis) -> int:
 # took the server past 1 GB (bench/bench_memory.py). A synthesis dropped is drawn again on a revisit: the same
 # one with a fixed seed, a new one (recorded in the ledger store, like any) with fresh randomness.
 @session_cache("Synthesizing…", max_entries=4, max_bytes=128 * 2**20, size=_frames_bytes)
-def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, cfg: state.SynthConfig, seed: int | None,
+def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, cfg: state.RunSettings, seed: int | None,
                mask_key: str) -> core.Synthesis:
     return synthesize(_df, core.Schema.from_dict(json.loads(schema_json)), cfg, seed, purpose="exploration")
 

@@ -27,19 +27,8 @@ class Dataset:
     source: str  # "bundled" or "upload"
 
 
-@dataclass(frozen=True)
-class SynthConfig:
-    method: str = "independent"
-    epsilon: float = core.constraints.EPSILON_DEFAULT
-    delta: float = 0.0
-    seed: int = 2026
-    #: exploration with ``seed`` (reproducible, not DP); False: fresh randomness, never stored
-    fixed_seed: bool = True
-    n: int | None = None
-    columns: tuple[str, ...] | None = None  # None: all modelled columns
-    holdout: float = 0.0  # share of rows kept away from the synthesizer, for holdout-based risk
-    implicates: int = 1
-    params: tuple = ()  # method options changed from their defaults, as sorted (name, value) pairs
+#: The session's run settings: the core's one type, shared with the settings file, the link and the command line.
+RunSettings = core.settings.RunSettings
 
 
 def init_session() -> bool:
@@ -49,7 +38,7 @@ def init_session() -> bool:
     new = "dataset" not in ss
     if new:
         set_bundled("penguins")
-    ss.setdefault("synth_config", SynthConfig())
+    ss.setdefault("synth_config", RunSettings())
     ss.setdefault("mode", "teaching")
     return new
 
@@ -59,14 +48,14 @@ def _kept_schema(fingerprint: str, fallback: core.Schema | None) -> core.Schema 
     return st.session_state.setdefault("kept_schemas", {}).get(fingerprint, fallback)
 
 
-def carried_settings(schema: core.Schema, n_rows: int) -> SynthConfig:
+def carried_settings(schema: core.Schema, n_rows: int) -> RunSettings:
     """The settings a newly chosen table starts from (issue 31.9): the method, ε, δ, seed, fixed seed,
     implicates and the method's options that name no column carry over from the last table, so a steward
     comparing two tables keeps what they chose; the columns, the declared row count and the holdout were
     facts of the last table and start afresh. A method that refuses the new table (its schema and row count:
     more cells than it allows, say) gives way to the default method with its default options."""
     if "synth_config" not in st.session_state:
-        return SynthConfig()
+        return RunSettings()
     cfg = config()
     synth = core.SYNTHESIZERS[cfg.method]
     kinds = {o.name: o.type for o in synth.options}
@@ -77,7 +66,7 @@ def carried_settings(schema: core.Schema, n_rows: int) -> SynthConfig:
         refused = not schema.used or synth.refuse(schema, schema.used, n_rows, **synth.resolve(dict(params)))
     except (ValueError, TypeError):  # an option that no longer applies
         refused = True
-    return SynthConfig(**kept) if refused else SynthConfig(method=cfg.method, params=params, **kept)
+    return RunSettings(**kept) if refused else RunSettings(method=cfg.method, params=params, **kept)
 
 
 def _switch_to(ds: Dataset) -> None:
@@ -116,13 +105,13 @@ def set_schema(schema: core.Schema) -> None:
         set_config(columns=kept or None)
 
 
-def config() -> SynthConfig:
+def config() -> RunSettings:
     return st.session_state["synth_config"]
 
 
 def set_config(**changes) -> None:
     cfg = config()
-    st.session_state["synth_config"] = SynthConfig(**{**cfg.__dict__, **changes})
+    st.session_state["synth_config"] = cfg.replace(**changes)
 
 
 def seeded() -> bool:
@@ -132,7 +121,7 @@ def seeded() -> bool:
 
 def run_seed() -> int | None:
     """The seed a synthesis at the current settings runs with; None: fresh entropy, never stored."""
-    return config().seed if seeded() else None
+    return config().run_seed if seeded() else None
 
 
 def holdout_mask(share: float | None = None) -> np.ndarray | None:
@@ -145,7 +134,7 @@ def holdout_mask(share: float | None = None) -> np.ndarray | None:
     masks = st.session_state.setdefault("holdout_masks", {})
     key = (dataset().fingerprint, share)
     if key not in masks:
-        masks[key] = core.rumap.holdout_mask(len(dataset().df), share)
+        masks[key] = core.holdout.holdout_mask(len(dataset().df), share)
     return masks[key]
 
 
@@ -170,7 +159,7 @@ def split(share: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None
     """(rows the synthesizer sees, held-out rows or None) at ``share`` (None: :func:`shown_holdout`), so the
     pages measure a release against the rows it was made from."""
     share = shown_holdout() if share is None else share
-    return core.rumap.split_holdout(dataset().df, share, mask=holdout_mask(share))
+    return core.holdout.split_holdout(dataset().df, share, mask=holdout_mask(share))
 
 
 def current_release():

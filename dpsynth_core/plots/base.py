@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from ..metric_info import METRICS
-from ..rumap import NO_EPSILON, summarise
+from ..frontier import summarise
+from ..rumap import NO_EPSILON
 
 REAL_COLOUR = "#1f77b4"
 SYNTH_COLOUR = "#ff7f0e"
@@ -176,7 +177,7 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
     marker's ``customdata`` is ``[method, epsilon, seed]`` of one replicate
     (the first), so a selection can load that synthesis. Only the ends of a
     line carry their ε as text (the rest on hover), each method's labels on
-    its own side. ``answer`` (from :func:`dpsynth_core.rumap.smallest_epsilon`,
+    its own side. ``answer`` (from :func:`dpsynth_core.frontier.smallest_epsilon`,
     with its ``epsilon``, ``risk`` and ``utility``) is ringed and labelled.
     """
     summary = summarise(points, x, y)

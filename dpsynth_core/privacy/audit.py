@@ -43,8 +43,8 @@ from joblib import delayed
 from scipy import stats
 
 from .. import constraints
+from ..parallel import Pickled, resolve_n_jobs, run
 from ..schema import ColumnSchema, Schema
-from ..synth.encoding import column_domain  # a leaf module: no cycle with the synthesizers that import this one
 from .accounting import zcdp_epsilon, zcdp_rho
 from .budget import NONE, PER_RECORD
 
@@ -176,6 +176,9 @@ def column_cell(col: ColumnSchema, bins: int, missing: bool = False) -> Cell | N
         ordinary, planted = tuple(cats[:-1]), cats[-1]
         test = ("equals", planted)
     else:
+        # Here, not at the top: importing synth.encoding runs the synth package, whose methods import this module.
+        from ..synth.encoding import column_domain
+
         domain = column_domain(col, bins)
         if domain.edges is None or len(domain.edges) < 3:
             ordinary, planted, test = (), None, None
@@ -525,7 +528,6 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
         Worker processes through joblib, as :func:`~dpsynth_core.rumap.ru_map`: None follows the active
         ``joblib.parallel_config``, else every local core.
     """
-    from ..rumap import _n_jobs, _run  # the sweep's joblib machinery: its back ends, cancel and parallel_config
     from ..synth import SYNTHESIZERS
 
     if method not in SYNTHESIZERS:
@@ -560,14 +562,14 @@ def run_audit(method: str, *, which: int = 0, design: Audit | None = None, schem
         values[s][start:start + count] = stats_
         done += count
         cpu += seconds
-        if progress is not None:  # an exception here (the app's Cancel) stops the audit (see rumap._run)
+        if progress is not None:  # an exception here (the app's Cancel) stops the audit (see parallel.run)
             variant, which_data = streams[s]
             progress(done / (runs * len(streams)), f"{'broken variant' if variant == 'broken' else 'as released'}, "
                      f"{'D′' if which_data else 'D'}: {done:,} of {runs * len(streams):,} runs")
 
     payload = _payload(pair, design, claim_delta, per_unit, size)
-    _run([delayed(_task)(payload, s, *task) for s, task in _tasks(streams, variants, runs, per_unit, seed)],
-         _n_jobs(n_jobs), keep)
+    run([delayed(_task)(payload, s, *task) for s, task in _tasks(streams, variants, runs, per_unit, seed)],
+         resolve_n_jobs(n_jobs), keep)
     outcomes = {v: _outcome(values[2 * i], values[2 * i + 1], names, claim_delta, variants[v][1])
                 for i, v in enumerate(variants)}
     return AuditResult(method, synth.label, claim, claim_delta, synth.spends.unit.format(**params) if per_unit
@@ -607,9 +609,8 @@ def _tasks(streams, variants: dict, runs: int, per_unit: bool, seed: int | None)
 
 
 def _payload(pair: Pair, design: Audit, delta: float, per_unit: bool, size: int):
-    from ..rumap import _Pickled
 
-    return _Pickled({"pair": pair, "statistic": design.statistic, "delta": delta, "per_unit": per_unit,
+    return Pickled({"pair": pair, "statistic": design.statistic, "delta": delta, "per_unit": per_unit,
                      "size": size, "n": design.n})
 
 

@@ -477,7 +477,8 @@ def _targets(used: list[str], columns, n, rows: int) -> list[str]:
     if columns is not None:
         unknown = sorted(set(columns) - set(used))
         if unknown:
-            raise ValueError(f"cannot synthesize {unknown}: not modelled columns of the schema")
+            raise ValueError(f"Cannot synthesize {', '.join(map(str, unknown))}: the schema models no such column; "
+                             f"choose among {', '.join(map(str, used))}.")
         if n is not None and n != rows:
             raise ValueError("partial synthesis keeps rows one for one, so n must equal len(df)")
     if not targets:

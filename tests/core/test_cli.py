@@ -16,8 +16,7 @@ import pytest
 import dpsynth_core as core
 from dpsynth_core import cli
 from dpsynth_core.privacy.audit import bound_text, run_audit
-from dpsynth_core.settings import parse_settings, settings_json
-from ui import state
+from dpsynth_core.settings import RunSettings
 from tests.conftest import ROOT, entries
 
 DATA, SCHEMA = str(ROOT / "data/penguins.csv"), str(ROOT / "data/penguins.schema.json")
@@ -116,8 +115,9 @@ def test_synthesize_with_a_seed_is_the_library_call_and_its_settings_repeat_it(t
     want = core.synthesize(df, "dp_seqreg", epsilon=2.0, schema=schema, seed=7, bins=10)
     got = pd.read_csv(tmp_path / "out/s.csv")
     pd.testing.assert_frame_equal(got, pd.read_csv(io.BytesIO(core.to_csv_bytes(want.data))))
+    # The ledger is the one the app's download holds: the declared schema's view of each column.
     ledger = json.loads((tmp_path / "out/s.ledger.json").read_text())
-    assert ledger == json.loads(core.release.ledger_bytes(want.ledger))
+    assert ledger == json.loads(core.release.ledger_bytes(core.release.public_ledger(want.ledger, want.schema)))
     settings = json.loads((tmp_path / "out/s.settings.json").read_text())
     assert settings == {"method": "dp_seqreg", "epsilon": 2.0, "delta": 0.0, "seed": 7, "n": None,
                         "implicates": 1, "holdout": 0.0, "columns": None, "params": {"bins": 10}}
@@ -131,17 +131,15 @@ def test_synthesize_with_a_seed_is_the_library_call_and_its_settings_repeat_it(t
 def test_the_apps_settings_repeat_the_apps_synthesis_in_batch(tmp_path, penguins):
     df, schema = penguins
     # No holdout: the app's holdout is a secret coin per record that neither side can repeat (issue 15).
-    cfg = state.SynthConfig(method="independent", epsilon=0.5, seed=11, holdout=0.0, implicates=2,
-                            params=(("bins", 8),))
-    (tmp_path / "app.json").write_text(settings_json(cfg.__dict__))
+    cfg = RunSettings(method="independent", epsilon=0.5, seed=11, holdout=0.0, implicates=2, params=(("bins", 8),))
+    (tmp_path / "app.json").write_text(cfg.to_json())
     code, _, err = run("synthesize", DATA, "--schema", SCHEMA, "--config", "app.json", "-o", "s.csv", cwd=tmp_path)
     assert code == 0, err
     # What the app computes for this configuration (ui.runs.synthesize).
     want = core.synthesize(df, "independent", epsilon=0.5, schema=schema, seed=11, implicates=2, bins=8)
     for i, frame in enumerate(want.implicates):
         assert (tmp_path / f"s-implicate{i + 1}.csv").read_bytes() == core.to_csv_bytes(frame)
-    assert parse_settings(json.loads((tmp_path / "s.settings.json").read_text())) == \
-        {k: v for k, v in cfg.__dict__.items()}
+    assert RunSettings.from_json(json.loads((tmp_path / "s.settings.json").read_text())) == cfg
 
 
 def test_synthesize_without_a_seed_draws_fresh_entropy(tmp_path):
@@ -276,7 +274,8 @@ def test_a_ledger_that_cannot_be_written_stops_the_command_before_any_output(tmp
     (["synthesize", DATA, "--param", "bins", "-o", "x.csv"], "--param takes name=value"),
     (["synthesize", "bad.json", "-o", "x.csv"], "at least two columns"),
     (["sweep", DATA, "--epsilons", "1,abc", "-o", "x.csv"], "ε"),
-    (["sweep", DATA, "--methods", "independent", "--epsilons", "1", "--x", "nope", "-o", "x.csv"], "unknown measures"),
+    (["sweep", DATA, "--methods", "independent", "--epsilons", "1", "--x", "nope", "-o", "x.csv"],
+     "Unknown measure nope; choose among "),
     (["audit", "--method", "cart"], "Sequential CART is not differentially private: there is no ε to audit."),
     (["audit", "--method", "independent", "--runs", "2"], "an audit needs at least 4 runs"),
     (["audit", "--method", "mst", "--design", "1"], "declares 1 audit(s), numbered from 0"),
@@ -339,14 +338,137 @@ def test_pyproject_installs_the_package_and_the_console_script():
 
 
 def test_settings_json_rejects_bad_values_in_one_sentence():
-    with pytest.raises(ValueError, match="Unknown settings \\['eps'\\]"):
-        parse_settings({"eps": 1})
-    with pytest.raises(ValueError, match="seed must be a number"):
-        parse_settings({"seed": 1.5})
+    with pytest.raises(ValueError, match="^Unknown setting eps; the keys are method, epsilon, "):
+        RunSettings.from_json({"eps": 1})
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        RunSettings.from_json({"seed": 1.5})
     with pytest.raises(ValueError, match="columns must be a list"):
-        parse_settings({"columns": "a,b"})
-    assert parse_settings({}) == {"method": "independent", "epsilon": 1.0, "delta": 0.0, "seed": None, "n": None,
-                                  "implicates": 1, "holdout": 0.0, "columns": None, "params": (),
-                                  "fixed_seed": False}
-    assert parse_settings({"seed": 7})["fixed_seed"] is True  # a seed makes the run reproducible exploration
-    assert json.loads(settings_json({"seed": 7, "fixed_seed": False}))["seed"] is None  # an unused seed is not written
+        RunSettings.from_json({"columns": "a,b"})
+    assert RunSettings.from_json({}) == RunSettings(fixed_seed=False)  # no seed: fresh entropy
+    assert RunSettings.from_json({"seed": 7}) == RunSettings(seed=7, fixed_seed=True)  # reproducible exploration
+    assert json.loads(RunSettings(seed=7, fixed_seed=False).to_json())["seed"] is None  # an unused seed is not written
+
+
+# -- issue 31.8: the command line's rough edges, each through the process as a user meets it --------------------
+
+def _one_sentence(err: str) -> str:
+    """The one line a refused command prints, checked to be no usage block and no traceback."""
+    assert "usage:" not in err and "Traceback" not in err and err.count("\n") == 1, err
+    return err.strip()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["synthesize", DATA, "--schema", SCHEMA, "--epsilon", "abc", "-o", "x.csv"],
+     "dpsynth synthesize: error: Setting epsilon must be a number from 0.01 to 100, got 'abc'."),
+    (["synthesize", "huge.csv", "--epsilon", "abc", "-o", "x.csv"],  # said before a (large) data file is read
+     "dpsynth synthesize: error: Setting epsilon must be a number from 0.01 to 100, got 'abc'."),
+    (["release", "huge.csv", "--implicates", "0"],
+     "dpsynth release: error: Setting implicates must be a whole number from 1 to 20, got 0."),
+    (["release", DATA, "--seed", "2"],  # a release draws a fresh seed: it has no --seed
+     "dpsynth release: error: this command has no argument --seed 2 (see dpsynth release --help)."),
+    (["synthesize", DATA, "--schema", SCHEMA, "--n", "many", "-o", "x.csv"],
+     "dpsynth synthesize: error: Setting n must be a whole number from 1 to 1000000, got 'many'."),
+    (["synthesize", DATA, "--schema", SCHEMA],
+     "dpsynth synthesize: error: the command needs -o/--output; add it (see dpsynth synthesize --help)."),
+    (["frobnicate"], "dpsynth: error: there is no command 'frobnicate'; choose one of schema, synthesize, sweep, "
+                     "release, ledger, cap, audit (see dpsynth --help)."),
+    ([], "dpsynth: error: name a command: schema, synthesize, sweep, release, ledger, cap, audit "
+         "(see dpsynth --help)."),
+    (["synthesize", DATA, "--bogus", "-o", "x.csv"],  # left over, refused by the top parser: named for the command
+     "dpsynth synthesize: error: this command has no argument --bogus (see dpsynth synthesize --help)."),
+    (["sweep", DATA, "--reps", "two", "-o", "x.csv"],
+     "dpsynth sweep: error: --reps takes a whole number, got 'two' (see dpsynth sweep --help)."),
+    (["cap", DATA, "--epsilon", "lots"],
+     "dpsynth cap: error: --epsilon takes a number, got 'lots' (see dpsynth cap --help)."),
+    (["sweep", DATA, "--schema", SCHEMA, "--reps", "0", "-o", "x.csv"],
+     "dpsynth sweep: error: A sweep needs at least 1 replicate per point, got 0."),
+    (["sweep", DATA, "--schema", SCHEMA, "--holdout", "5", "-o", "x.csv"],
+     "dpsynth sweep: error: The share held out must be at least 0 and below 1, got 5."),
+    # joblib said "n_jobs == 0 in Parallel has no meaning"
+    (["sweep", DATA, "--schema", SCHEMA, "--epsilons", "1", "--n-jobs", "0", "-o", "x.csv"],
+     "dpsynth sweep: error: The number of worker processes must be at least 1 (or -1 for every core), got 0."),
+    # was a Python list: ['nope', 'bad']
+    (["sweep", DATA, "--schema", SCHEMA, "--methods", "nope,mst,bad", "-o", "x.csv"],
+     "dpsynth sweep: error: Unknown methods nope, bad; choose among " + ", ".join(sorted(core.SYNTHESIZERS)) + "."),
+])
+def test_a_bad_argument_is_one_sentence_not_the_usage_block(tmp_path, args, says):
+    code, out, err = run(*args, cwd=tmp_path)
+    assert (code, out) == (2, "") and _one_sentence(err) == says
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("content", [b"a,b\n1,2\n\"x\n", b"", b"\xff\xfe\x00garbage", b"a\n1\n2\n"])
+def test_a_bad_data_file_is_described_in_the_command_lines_words(tmp_path, content):
+    (tmp_path / "bad.csv").write_bytes(content)
+    code, _, err = run("synthesize", "bad.csv", "-o", "x.csv", cwd=tmp_path)
+    sentence = _one_sentence(err.replace(err[:err.index("dpsynth synthesize: error")], "", 1))
+    assert code == 2 and sentence.startswith("dpsynth synthesize: error: ")
+    assert "upload" not in sentence.lower()  # there is no upload here: the file is a path on the command line
+
+
+def test_an_unknown_column_is_named_in_words_not_as_a_python_list(tmp_path):
+    code, _, err = run("synthesize", DATA, "--schema", SCHEMA, "--columns", "nope,sex", "-o", "x.csv", cwd=tmp_path)
+    assert code == 2 and _one_sentence(err) == (
+        "dpsynth synthesize: error: Cannot synthesize nope: the schema models no such column; choose among species, "
+        "island, bill_length_mm, bill_depth_mm, flipper_length_mm, body_mass_g, sex, year.")
+
+
+def test_a_release_that_is_not_dp_needs_the_explicit_flag(tmp_path, ledger_store):
+    code, _, err = run("release", DATA, "--schema", SCHEMA, "--method", "cart", "-o", "rel.zip", cwd=tmp_path)
+    assert code == 2 and _one_sentence(err) == (
+        "dpsynth release: error: A release is published, and this one would not be differentially private "
+        "(Sequential CART is not a differentially private method); fix that, or pass --not-dp to publish it "
+        "labelled not DP.")
+    assert not (tmp_path / "rel.zip").exists() and entries(ledger_store) == []  # refused before the data were read
+    code, _, err = run("release", DATA, "--method", "independent", "-o", "rel.zip", cwd=tmp_path)  # no --schema
+    assert code == 2 and "no --schema, so every domain would be read off the data" in err
+    code, _, err = run("release", DATA, "--schema", SCHEMA, "--method", "cart", "--not-dp", "-o", "rel.zip",
+                       cwd=tmp_path)
+    assert code == 0, err
+    with zipfile.ZipFile(tmp_path / "rel.zip") as z:
+        ledger = json.loads(z.read(next(n for n in z.namelist() if n.endswith(".ledger.json"))))
+    assert ledger["is_dp"] is False and ledger["not_dp_reasons"] == ["Sequential CART is not a differentially private "
+                                                                     "method"]
+
+
+def test_a_release_with_values_read_off_the_data_is_refused_after_the_run(tmp_path, ledger_store):
+    schema = json.loads(open(SCHEMA, encoding="utf-8").read())
+    schema["body_mass_g"]["derived"] = True  # bounds read off the data: only the run finds it out
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    code, _, err = run("release", DATA, "--schema", "s.json", "--epsilon", "1", "-o", "rel.zip", cwd=tmp_path)
+    assert code == 2 and "data-derived bounds or categories for body_mass_g" in _one_sentence(err)
+    assert not (tmp_path / "rel.zip").exists()
+
+
+def test_the_sweep_plots_the_median_dcr_and_sweeps_the_suggested_methods_as_the_app_does(tmp_path):
+    from dpsynth_core import frontier, rumap
+
+    code, out, err = run("sweep", DATA, "--schema", SCHEMA, "--epsilons", "1", "--seed", "3", "--n-jobs", "1",
+                         "-o", "sweep.csv", cwd=tmp_path)
+    assert code == 0, err
+    html = (tmp_path / "sweep.html").read_text()
+    assert core.METRICS[rumap.DEFAULT_RISK].label in html and rumap.DEFAULT_RISK == "dcr_median"
+    assert core.METRICS["exact_copy_share"].label not in html
+    df, schema = core.load_bundled("penguins")
+    swept = pd.read_csv(tmp_path / "sweep.csv")
+    assert [m for m in dict.fromkeys(swept["method"]) if m not in ("original", "bootstrap")] == \
+        frontier.default_methods(schema, len(df))  # the R-U page's default methods
+    # It prints what the R-U page answers, read here from the table it wrote: the steward's question for the
+    # suggested method (MST) at the level the app calls acceptable, and the DP method that keeps the most at ε = 1.
+    answer = frontier.smallest_epsilon(swept, "mst", "pmse_ratio", 10.0, "dcr_median")
+    best = frontier.best_dp_method(swept, 1.0, "pmse_ratio")
+    assert out.splitlines()[:2] == [" ".join(filter(None, (answer["sentence"], answer.get("resolution")))),
+                                    best["sentence"]]
+    assert out.splitlines()[2] == rumap.sample_note(swept)
+
+
+def test_the_ledger_keeps_the_declared_integer_nullable_and_decimals_fields(tmp_path):
+    # Issue 31.3: the command's ledger dropped them (it wrote the synthesis's own ledger, not the public one).
+    schema = json.loads(open(SCHEMA, encoding="utf-8").read())
+    schema["bill_length_mm"]["decimals"] = 1
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    code, _, err = run("synthesize", DATA, "--schema", "s.json", "--epsilon", "1", "-o", "x.csv", cwd=tmp_path)
+    assert code == 0, err
+    columns = json.loads((tmp_path / "x.ledger.json").read_text())["public"]["columns"]
+    assert {k: columns["bill_length_mm"][k] for k in ("nullable", "decimals")} == {"nullable": True, "decimals": 1}
+    assert columns["flipper_length_mm"]["integer"] is True and columns["bill_length_mm"]["integer"] is False

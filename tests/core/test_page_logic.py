@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.io as pio
 
 import dpsynth_core as core
-from dpsynth_core import plots, rumap
+from dpsynth_core import frontier, plots, rumap
 
 
 def test_regression_outcomes_are_numeric_columns_then_two_level_ones_with_their_family():
@@ -59,7 +59,7 @@ def test_no_epsilon_reads_as_none_and_in_words():
 
 def test_dp_methods_of_a_sweep_in_order_without_references():
     points = _points()
-    assert rumap.dp_methods(points) == ["independent"]
+    assert frontier.dp_methods(points) == ["independent"]
     both = pd.concat([points.assign(method=points["method"].replace({"cart": "mst"})), points])
-    assert rumap.dp_methods(both) == ["independent", "mst"]
+    assert frontier.dp_methods(both) == ["independent", "mst"]
     assert [core.SYNTHESIZERS[m].is_dp for m in ("independent", "mst", "cart")] == [True, True, False]

@@ -5,10 +5,11 @@ import hmac
 
 import dpsynth_core as core
 from dpsynth_core import share
+from dpsynth_core.settings import RunSettings
 from dpsynth_core.share import config_params, dataset_token, parse_config_params
 
-CFG = {"method": "independent", "epsilon": 0.5, "delta": 0.0, "seed": 42, "n": 300, "columns": None,
-       "holdout": 0.2, "implicates": 3}
+CFG = RunSettings(method="independent", epsilon=0.5, delta=0.0, seed=42, n=300, columns=None, holdout=0.2,
+                  implicates=3)
 
 
 def test_round_trip():

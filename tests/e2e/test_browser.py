@@ -87,7 +87,7 @@ def _sweep_and_pick_independent_at_3(page) -> None:
     shot(page, "ru_map")
     # Traces: original data, then the default methods (points in ε order), then the bootstrap.
     df, schema = core.datasets.load_bundled("penguins")
-    trace = 1 + core.rumap.default_methods(schema, len(df)).index("independent")
+    trace = 1 + core.frontier.default_methods(schema, len(df)).index("independent")
     page.locator(".js-plotly-plot .scatterlayer .trace").nth(trace).locator(".points path").nth(1).click(force=True)
     wait_idle(page)
     page.get_by_text("Loaded Independent noisy marginals at ε = 3").wait_for()

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 import dpsynth_core as core
 from tests.conftest import APP, entries, eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
-from ui.state import SynthConfig
+from dpsynth_core.settings import RunSettings
 
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py",
          "pages/ledger.py"]
@@ -189,7 +189,7 @@ def test_ru_map_sweep_records_its_syntheses_and_answers_the_threshold(at, ledger
     # The steward's question, answered by the core from this sweep.
     # The risk axis defaults to the median DCR (issue 20.3); the threshold's key names measure and method.
     at.number_input(key="ru_q_threshold_pmse_ratio_independent").set_value(1e6).run()
-    expected = core.rumap.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "dcr_median")
+    expected = core.frontier.smallest_epsilon(table, "independent", "pmse_ratio", 1e6, "dcr_median")
     assert expected["epsilon"] == 0.5
     # Green only at a pMSE ratio the app calls acceptable (under 10); a warning says so otherwise.
     boxes = at.success if expected["acceptable"] else at.warning
@@ -308,7 +308,7 @@ def test_switching_datasets_keeps_method_epsilon_and_seed_where_they_apply(at):
     at.switch_page("pages/data.py").run()
     at.file_uploader(key="uploader").set_value(("wide.csv", _csv(wide), "text/csv")).run()
     cfg = at.session_state["synth_config"]
-    assert (cfg.method, cfg.epsilon, cfg.seed, cfg.columns) == (SynthConfig().method, 2.0, 7, None)
+    assert (cfg.method, cfg.epsilon, cfg.seed, cfg.columns) == (RunSettings().method, 2.0, 7, None)
 
 
 def test_ru_map_defaults_sweep_the_suggested_dp_methods_and_never_answer_green_at_a_poor_utility(at):

@@ -39,5 +39,5 @@ def test_ru_map_names_the_dp_method_that_keeps_the_most(at):
     _no_errors(at)
     table = at.session_state["ru_result"][0]
     at.select_slider(key="ru_best_eps").set_value(5.0).run()
-    best = core.rumap.best_dp_method(table, 5.0, at.session_state["ru_y"])
+    best = core.frontier.best_dp_method(table, 5.0, at.session_state["ru_y"])
     assert best["sentence"] in [i.value for i in at.info]

@@ -16,7 +16,7 @@ import pytest
 
 import dpsynth_core as core
 from dpsynth_core import cli
-from dpsynth_core.rumap import dp_methods
+from dpsynth_core.frontier import dp_methods
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from tests.conftest import DATA, ROOT
 from tests.contributing import example_module

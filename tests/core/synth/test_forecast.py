@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import dpsynth_core as core
-from dpsynth_core import rumap
+from dpsynth_core import frontier
 from dpsynth_core.datasets import BUNDLED
 from dpsynth_core.privacy.accounting import zcdp_rho
 from dpsynth_core.schema import Schema
@@ -242,15 +242,15 @@ def test_best_dp_method_by_hand():
     points = _points()
     # At ε = 5: means independent 8, dp_seqreg 4, pegs 80: dp_seqreg is closest to 1. cart (1.2)
     # and the references are not DP and are left out.
-    best = rumap.best_dp_method(points, 5.0, "pmse_ratio")
+    best = frontier.best_dp_method(points, 5.0, "pmse_ratio")
     assert best["method"] == "dp_seqreg" and best["epsilon"] == 5.0 and best["utility"] == 4.0
     assert list(best["ranking"]) == ["dp_seqreg", "independent", "pegs"]
     assert best["sentence"].startswith("At ε = 5, DP sequential regression keeps the most by pMSE ratio: 4")
     # At ε = 0.5 independent wins (10 against 32); ε = 0.6 uses the nearest swept ε, 0.5, and says so.
-    assert rumap.best_dp_method(points, 0.5, "pmse_ratio")["method"] == "independent"
-    near = rumap.best_dp_method(points, 0.6, "pmse_ratio")
+    assert frontier.best_dp_method(points, 0.5, "pmse_ratio")["method"] == "independent"
+    near = frontier.best_dp_method(points, 0.6, "pmse_ratio")
     assert near["epsilon"] == 0.5 and "nearest to 0.6" in near["sentence"]
     # A measure to maximise flips the order; a measure absent from the sweep gives None.
     flipped = points.assign(pmse_ratio=-points["pmse_ratio"]).rename(columns={"pmse_ratio": "utility_up"})
-    assert rumap.best_dp_method(flipped, 5.0, "utility_up")["method"] == "dp_seqreg"  # unknown: maximised
-    assert rumap.best_dp_method(points, 5.0, "ks_mean") is None
+    assert frontier.best_dp_method(flipped, 5.0, "utility_up")["method"] == "dp_seqreg"  # unknown: maximised
+    assert frontier.best_dp_method(points, 5.0, "ks_mean") is None

@@ -49,16 +49,16 @@ def test_parse_text_reads_json_or_keeps_the_text():
 
 
 def test_the_settings_file_checks_options_against_the_declaration():
-    ok = settings.parse_settings({"method": "pegs", "params": {"top": 2, "ranking": "data"}})
-    assert ok["params"] == (("ranking", "data"), ("top", 2))
+    ok = settings.RunSettings.from_json({"method": "pegs", "params": {"top": 2, "ranking": "data"}})
+    assert ok.params == (("ranking", "data"), ("top", 2))
     with pytest.raises(ValueError, match="Setting params: top must be a whole number ≥ 0"):
-        settings.parse_settings({"method": "pegs", "params": {"top": -1}})
+        settings.RunSettings.from_json({"method": "pegs", "params": {"top": -1}})
     with pytest.raises(ValueError, match="has no option top"):
-        settings.parse_settings({"method": "independent", "params": {"top": 2}})
+        settings.RunSettings.from_json({"method": "independent", "params": {"top": 2}})
 
 
 def test_the_share_link_carries_options_and_drops_bad_ones():
-    cfg = {"method": "pegs", "epsilon": 1.0, "seed": 3, "params": (("ranking", "data"), ("top", 2))}
+    cfg = settings.RunSettings(method="pegs", epsilon=1.0, seed=3, params=(("ranking", "data"), ("top", 2)))
     params = share.config_params(cfg, dataset="bundled:penguins")
     assert params["opt.top"] == "2" and params["opt.ranking"] == '"data"'
     back, notes = share.parse_config_params(params)
