@@ -348,14 +348,37 @@ def distance_risk(
         train = train.iloc[np.sort(rng.choice(len(train), size=max_rows, replace=False))]
     if max_rows is not None and holdout is not None and len(holdout) > max_rows:
         holdout = holdout.iloc[np.sort(rng.choice(len(holdout), size=max_rows, replace=False))]
+    dcr_train, dcr_hold, dcr_base = _nearest_distances(train, synth, holdout, schema, names, domains, rng, n_jobs)
+
+    copies = exact_copy_share(train, synth)
+    held_copies = exact_copy_share(holdout, synth) if holdout is not None else None
+    copy_base = _random_copy_share(train, len(synth), lambda c: column_domain(c, given, schema))
+    estimates = {
+        "exact_copy_share": _copy_estimate(copies, len(train), copy_base, held_copies,
+                                           None if holdout is None else len(holdout), confidence),
+        "dcr_median": _dcr_estimate(dcr_train, dcr_base, dcr_hold, confidence),
+    }
+    membership = None
+    if dcr_hold is not None:
+        membership = _attack(dcr_train, dcr_hold)
+        estimates["mia_auc"] = _membership_estimate(membership.auc, len(train), holdout, train, confidence)
+    return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
+                        copies_holdout=held_copies, membership=membership, estimates=estimates,
+                        measured=measured)
+
+
+def _nearest_distances(train, synth, holdout, schema, names, domains, rng, n_jobs):
+    """Each training record's and each held-out record's distance to its closest synthetic record, and
+    those of :data:`BASELINE_ROWS` training records to random public-domain data of ``len(synth)`` rows.
+
+    One scale for all (the random data's values count in undeclared ranges and category codes), then
+    each search on its own: the random data is encoded only when its search comes (drawn again then, the
+    same draws from a copy of the generator), the synthetic records' KD-trees are freed before the random
+    data's are built, and nothing keeps a frame's records once searched. On a 675,000-row table (80 %
+    trained on) this took the search's peak from 451 MiB above the frames to about a third of that
+    (bench/bench_memory.py); the distances are the same floats, as nothing in a search depends on what
+    else is held."""
     frames = [train, synth] + ([holdout] if holdout is not None else [])
-    # One scale for all (the random data's values count in undeclared ranges and category codes), then each
-    # search on its own: the random data is encoded only when its search comes (drawn again then, the same
-    # draws from a copy of the generator), the synthetic records' KD-trees are freed before the random
-    # data's are built, and nothing keeps a frame's records once searched. On a 675,000-row table (80 %
-    # trained on) this took the search's peak from 451 MiB above the frames to about a third of that
-    # (bench/bench_memory.py); the distances are the same floats, as nothing in a search depends on what
-    # else is held.
     replay = copy.deepcopy(rng)
     noise = random_public_data(names, domains, len(synth), rng)
     encoded = _encode([*frames, noise], schema, keep=range(len(frames)))
@@ -372,52 +395,57 @@ def distance_risk(
                         keep=[len(frames)])[0]
     baseline = _NearestGower(enc_noise, n_jobs=n_jobs)
     del enc_noise
-    dcr_base = baseline.query(_take(enc_train, sample))
-    del baseline
+    return dcr_train, dcr_hold, baseline.query(_take(enc_train, sample))
 
-    n, n_s = len(train), len(synth)
-    copies = exact_copy_share(train, synth)
-    pi = np.ones(n)
+
+def _random_copy_share(train: pd.DataFrame, n_synth: int, domain_of) -> float:
+    """The exact expected share of ``train``'s records that ``n_synth`` random rows of the public domain
+    hold: 1 − (1 − π)^n_synth per record, π the product over columns of the chance of its value."""
+    pi = np.ones(len(train))
     for c in train.columns:
-        pi = pi * hit_probability(train[c], column_domain(c, given, schema))
-    copy_base = float(np.mean(-np.expm1(n_s * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
-    held_copies, held = None, {}
-    if holdout is not None:
-        held_copies = exact_copy_share(holdout, synth)
+        pi = pi * hit_probability(train[c], domain_of(c))
+    return float(np.mean(-np.expm1(n_synth * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
+
+
+def _copy_estimate(copies: float, n: int, copy_base: float, held_copies: float | None, n_held: int | None,
+                   confidence: float) -> RiskEstimate:
+    held = {}
+    if held_copies is not None:
         held = dict(zip(("holdout", "holdout_lower", "holdout_upper"),
-                        (held_copies, *wilson_interval(round(held_copies * len(holdout)), len(holdout),
-                                                       confidence=confidence))))
+                        (held_copies, *wilson_interval(round(held_copies * n_held), n_held, confidence=confidence))))
     lo, hi = wilson_interval(round(copies * n), n, confidence=confidence)
-    estimates = {"exact_copy_share": RiskEstimate(
+    return RiskEstimate(
         metric="exact_copy_share", value=copies, lower=lo, upper=hi, interval="Wilson",
         baseline=copy_base, baseline_lower=copy_base, baseline_upper=copy_base,
         baseline_label="random data within the public domain", original=1.0, n=n, confidence=confidence, **held,
-    )}
-    med_base = float(np.median(dcr_base))
+    )
+
+
+def _dcr_estimate(dcr_train: np.ndarray, dcr_base: np.ndarray, dcr_hold: np.ndarray | None,
+                  confidence: float) -> RiskEstimate:
     held = {}
     if dcr_hold is not None:
         held = dict(zip(("holdout", "holdout_lower", "holdout_upper"),
                         (float(np.median(dcr_hold)), *median_interval(dcr_hold, confidence=confidence))))
     lo, hi = median_interval(dcr_train, confidence=confidence)
     base_lo, base_hi = median_interval(dcr_base, confidence=confidence)
-    estimates["dcr_median"] = RiskEstimate(
+    return RiskEstimate(
         metric="dcr_median", value=float(np.median(dcr_train)), lower=lo, upper=hi,
-        interval="order-statistic", baseline=med_base, baseline_lower=base_lo, baseline_upper=base_hi,
-        baseline_label="random data within the public domain", original=0.0, n=n, confidence=confidence, **held,
+        interval="order-statistic", baseline=float(np.median(dcr_base)), baseline_lower=base_lo,
+        baseline_upper=base_hi, baseline_label="random data within the public domain", original=0.0,
+        n=len(dcr_train), confidence=confidence, **held,
     )
-    membership = None
-    if dcr_hold is not None:
-        membership = _attack(dcr_train, dcr_hold)
-        lo, hi = auc_interval(membership.auc, n, len(holdout), confidence=confidence)
-        estimates["mia_auc"] = RiskEstimate(
-            metric="mia_auc", value=membership.auc, lower=lo, upper=hi, interval="Hanley–McNeil",
-            baseline=0.5, baseline_lower=0.5, baseline_upper=0.5, baseline_label="random guessing",
-            original=1.0 - 0.5 * exact_copy_share(holdout, train), n=n + len(holdout), confidence=confidence,
-            holdout_applies=False,
-        )
-    return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
-                        copies_holdout=held_copies, membership=membership, estimates=estimates,
-                        measured=measured)
+
+
+def _membership_estimate(auc: float, n: int, holdout: pd.DataFrame, train: pd.DataFrame,
+                         confidence: float) -> RiskEstimate:
+    lo, hi = auc_interval(auc, n, len(holdout), confidence=confidence)
+    return RiskEstimate(
+        metric="mia_auc", value=auc, lower=lo, upper=hi, interval="Hanley–McNeil",
+        baseline=0.5, baseline_lower=0.5, baseline_upper=0.5, baseline_label="random guessing",
+        original=1.0 - 0.5 * exact_copy_share(holdout, train), n=n + len(holdout), confidence=confidence,
+        holdout_applies=False,
+    )
 
 
 def _take(encoded: "_Encoded", rows: np.ndarray) -> "_Encoded":
