@@ -1,6 +1,7 @@
 """Shared fixtures: the app's path, the app under AppTest and a clean Streamlit cache per test (each test's own
-ledger store: the repository's conftest.py)."""
+ledger store: the repository's conftest.py); each pytest-xdist worker's share of the cores."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,33 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 DATA = ROOT / "data"
+
+
+def _share_of_the_cores() -> dict[str, str]:
+    """Under pytest-xdist (scripts/test.sh: ``-n auto``, one worker a core), this worker's share of the cores for
+    joblib's process pool (``LOKY_MAX_CPU_COUNT``: a sweep's or an audit's ``n_jobs=-1``) and the BLAS and
+    OpenMP thread pools; the variables set, by name. Set before any test module imports numpy.
+
+    Each worker is already one core's worth of work: an audit that also used every core for its runs sent
+    two processes to a core while the other worker ran its own tests, and the pool's start and the pickling
+    of its tasks were cost with no gain. What a test proves does not change: the sweep and the audit give
+    the same table serial or parallel (tests/core/test_sweep_parallel.py, and
+    tests/core/privacy/test_audit.py's serial-or-parallel test, pass ``n_jobs`` themselves), and the app's
+    servers in the browser tests get none of these caps (tests/e2e/conftest.py), so they run as users run
+    them. A plain ``pytest`` (one process) sets nothing.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return {}
+    share = str(max(1, (os.cpu_count() or 1) // workers))
+    caps = {v: share for v in ("LOKY_MAX_CPU_COUNT", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+            if v not in os.environ}  # a cap the caller chose stays
+    os.environ.update(caps)
+    return caps
+
+
+#: The variables :func:`_share_of_the_cores` set in this process.
+CORE_SHARE = _share_of_the_cores()
 
 
 @pytest.fixture(scope="module", autouse=True)

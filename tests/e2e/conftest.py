@@ -6,6 +6,7 @@ requests the page sends and reads which script run the server last started and h
 """
 
 import contextlib
+import os
 import re
 import shutil
 import socket
@@ -18,13 +19,16 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.conftest import ROOT
+from tests.conftest import CORE_SHARE, ROOT
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 SERVER_PIDS: dict[str, int] = {}  # url -> the server's process id, for tests that watch the process
+#: The pytest-xdist worker running these tests ("gw0", …; empty in a plain run): each worker starts its own
+#: servers, so the logs of the shared fixtures carry it in their names rather than overwrite each other.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 
 #: Runs in every page before Streamlit's own code. It wraps the page's WebSocket and reads the top-level
 #: fields of Streamlit's protobuf messages, nothing more: a BackMsg with field 11 (``rerun_script``) is a
@@ -120,6 +124,7 @@ def _serve(log_name: str, port: int | None = None):
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={k: v for k, v in os.environ.items() if k not in CORE_SHARE},  # every core, as users run it
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -152,14 +157,14 @@ def _serve(log_name: str, port: int | None = None):
 
 @pytest.fixture(scope="session")
 def server():
-    with _serve("streamlit.log") as url:
+    with _serve(f"streamlit{WORKER}.log") as url:
         yield url
 
 
 @pytest.fixture
 def fresh_server():
     """A server no session has used yet."""
-    with _serve("streamlit-fresh.log") as url:
+    with _serve(f"streamlit-fresh{WORKER}.log") as url:
         yield url
 
 

@@ -115,6 +115,9 @@ def test_the_holdout_is_one_setting_on_synthesize_shown_in_the_ledger_and_the_si
 GRID, REPS = "0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10", 20  # 9 ε × 20 replicates + 20 bootstrap = 200 syntheses
 
 
+# Slow: 400 syntheses, the largest test of the fast suite (24 s of a loaded machine). A plain pytest keeps the
+# store's own test of two processes writing at once (tests/core/privacy/test_store.py); CI runs this one too.
+@pytest.mark.slow
 def test_an_app_session_and_the_command_line_writing_200_entries_each_at_once_lose_none(ledger_store, tmp_path):
     cli = subprocess.Popen(
         [sys.executable, "-m", "dpsynth_core", "sweep", str(ROOT / "data/penguins.csv"), "--schema",
