@@ -38,6 +38,7 @@ EXAMPLES = {
     "release": f"dpsynth release {DATA} --schema {SCHEMA} --method independent --epsilon 1 -o release.zip",
     "ledger": "dpsynth ledger --csv > ledger-CONFIDENTIAL.csv",
     "cap": f"dpsynth cap {DATA} --epsilon 5 --delta 1e-6",
+    "methods": "dpsynth methods",
     "audit": "dpsynth audit --method mst --epsilon 1 --runs 2000",
 }
 
@@ -419,6 +420,15 @@ def cmd_cap(args) -> None:
     print("\n".join(store.totals(use.fingerprint, use.dataset).lines()))
 
 
+def cmd_methods(args) -> None:
+    """Every synthesizer, in the app's order: its name (what --method takes), whether it is DP, its label."""
+    from .synth import SYNTHESIZERS
+
+    width = max(len(m) for m in SYNTHESIZERS)
+    for m, s in SYNTHESIZERS.items():
+        print(f"{m:<{width}}  {'DP    ' if s.is_dp else 'not DP'}  {s.label}")
+
+
 def cmd_audit(args) -> None:
     from .privacy.audit import run_audit
     from .schema import Schema
@@ -485,15 +495,14 @@ class _ProgressBar:
 
 def _synthesis_arguments(p, *, seed: bool) -> None:
     """The schema, the settings file and one flag per run setting (``--<name>``; ``--param`` for an option)."""
-    from .synth import SYNTHESIZERS
-
     p.add_argument("--schema", help="declared public schema JSON (without it nothing is DP)")
     p.add_argument("--config", help="settings JSON, as the app's settings download or a previous run writes it; "
                                     "options given here override it")
     for s in SETTINGS:
         if s.name == "seed" and not seed:
             continue
-        text = s.help if s.name != "method" else f"one of {', '.join(SYNTHESIZERS)} (default independent)"
+        text = s.help if s.name != "method" else "a synthesizer's name, as `dpsynth methods` lists them (default " \
+                                                 "independent)"
         if s.kind == "params":
             p.add_argument("--param", dest="params", action="append", metavar="NAME=VALUE", help=text)
         else:  # text, checked by the settings' declaration: a bad value is the settings file's sentence
@@ -516,8 +525,6 @@ def _schema_arguments(p) -> None:
 
 
 def _sweep_arguments(p) -> None:
-    from .rumap import DEFAULT_RISK, UTILITY_COLUMNS
-
     p.add_argument("--schema", help="declared public schema JSON (without it nothing is DP)")
     p.add_argument("--methods", help="comma-separated methods (default: the DP methods the app suggests, as the R-U "
                                      "map starts with, less any that refuse the table)")
@@ -526,9 +533,9 @@ def _sweep_arguments(p) -> None:
     p.add_argument("--reps", type=int, default=1, help="replicates per point (default 1)")
     p.add_argument("--holdout", type=float, default=0.0, help="share of rows held out (default 0)")
     p.add_argument("--seed", type=int, help="base seed, to repeat a sweep exactly (default: fresh entropy)")
-    p.add_argument("--x", default=DEFAULT_RISK, help="risk measure on the map's x axis (default %(default)s, "
+    p.add_argument("--x", default=constraints.RU_DEFAULT_RISK, help="risk measure on the map's x axis (default %(default)s, "
                                                       "as the app's R-U map)")
-    p.add_argument("--y", default=UTILITY_COLUMNS[0], help="utility measure on the y axis (default %(default)s)")
+    p.add_argument("--y", default=constraints.RU_UTILITY_COLUMNS[0], help="utility measure on the y axis (default %(default)s)")
     p.add_argument("--n-jobs", type=int, help="local worker processes (default: every core)")
     p.add_argument("--scheduler", help="address of a Dask scheduler to run the points on (tcp://host:8786)")
     p.add_argument("-o", "--output", required=True, help="R-U table CSV to write")
@@ -558,10 +565,7 @@ def _cap_arguments(p) -> None:
 
 
 def _audit_arguments(p) -> None:
-    from .synth import SYNTHESIZERS
-
-    p.add_argument("--method", required=True,
-                   help=f"a DP method: {', '.join(m for m, s in SYNTHESIZERS.items() if s.is_dp)}")
+    p.add_argument("--method", required=True, help="a DP method's name, as `dpsynth methods` lists them")
     p.add_argument("--epsilon", type=float, help="the claimed ε to audit, per record (block) for PeGS and PMI "
                                                  "(default: the method's audit design's)")
     p.add_argument("--delta", type=float, help="δ for (ε, δ) methods (default: the design's)")
@@ -590,6 +594,8 @@ COMMANDS = {
                "output with the data).", cmd_ledger, False, _ledger_arguments),
     "cap": ("Set the most that DP runs may spend on a dataset in all; a run that would pass it is refused before "
             "the data are read.", cmd_cap, True, _cap_arguments),
+    "methods": ("The synthesizers --method takes, in the app's order: name, whether it is DP, what it is.",
+                cmd_methods, False, None),
     "audit": ("Empirical privacy audit of a DP method: runs it many times on a public look-alike table and its "
               "neighbour with one planted record, and bounds ε from below (docs/audit.md). Reads no data.",
               cmd_audit, False, _audit_arguments),
@@ -608,6 +614,8 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(run=run)
         if name != command:
+            continue
+        if arguments is None:  # reads no data and writes no store
             continue
         if data:
             p.add_argument("data", help="the confidential table (CSV with one header row)")

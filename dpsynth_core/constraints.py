@@ -106,6 +106,12 @@ LEARN_COMPOSITION_COLUMNS = (("diamonds", "carat"), ("diamonds", "price"), ("pen
 
 # Default ε grid of the risk-utility sweep (log-spaced).
 RU_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)
+# The sweep's measures reported by default, in display order, and the map's default risk measure: DP points
+# spread along the median DCR (exact copies are 0 for all of them). Here, not in rumap, so that the command
+# line's help names the defaults without loading the numerical libraries.
+RU_UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")
+RU_RISK_COLUMNS = ("exact_copy_share", "dcr_median")
+RU_DEFAULT_RISK = "dcr_median"
 # The sweep scores every point on samples, their sizes shown on the map (columns propensity_rows, dcr_rows):
 # the headline discriminator's (PMSE_RATIO_ROWS) and the median DCR over this many confidential records, the
 # same records for every point (0.4 s for diamonds' 53,940, 0.12 s for 10,000; bench/bench_sweep.py).

@@ -52,11 +52,10 @@ class _Pickled(Pickled):
     what it scatters to a Dask cluster (the sweep's tests count the scattered objects by it)."""
 
 
-#: Measures reported by default, in display order.
-UTILITY_COLUMNS = ("pmse_ratio", "auc", "specks", "ks_mean")
-RISK_COLUMNS = ("exact_copy_share", "dcr_median")
-#: Default risk measure of the R-U map: DP points spread along it (exact copies are 0 for all of them).
-DEFAULT_RISK = "dcr_median"
+#: Measures reported by default, in display order, and the map's default risk measure (constraints says why).
+UTILITY_COLUMNS = constraints.RU_UTILITY_COLUMNS
+RISK_COLUMNS = constraints.RU_RISK_COLUMNS
+DEFAULT_RISK = constraints.RU_DEFAULT_RISK
 
 
 def point_seed(base: int, method: str, epsilon: float, rep: int) -> int:

@@ -371,8 +371,8 @@ def _one_sentence(err: str) -> str:
     (["synthesize", DATA, "--schema", SCHEMA],
      "dpsynth synthesize: error: the command needs -o/--output; add it (see dpsynth synthesize --help)."),
     (["frobnicate"], "dpsynth: error: there is no command 'frobnicate'; choose one of schema, synthesize, sweep, "
-                     "release, ledger, cap, audit (see dpsynth --help)."),
-    ([], "dpsynth: error: name a command: schema, synthesize, sweep, release, ledger, cap, audit "
+                     "release, ledger, cap, methods, audit (see dpsynth --help)."),
+    ([], "dpsynth: error: name a command: schema, synthesize, sweep, release, ledger, cap, methods, audit "
          "(see dpsynth --help)."),
     (["synthesize", DATA, "--bogus", "-o", "x.csv"],  # left over, refused by the top parser: named for the command
      "dpsynth synthesize: error: this command has no argument --bogus (see dpsynth synthesize --help)."),
@@ -472,3 +472,14 @@ def test_the_ledger_keeps_the_declared_integer_nullable_and_decimals_fields(tmp_
     columns = json.loads((tmp_path / "x.ledger.json").read_text())["public"]["columns"]
     assert {k: columns["bill_length_mm"][k] for k in ("nullable", "decimals")} == {"nullable": True, "decimals": 1}
     assert columns["flipper_length_mm"]["integer"] is True and columns["bill_length_mm"]["integer"] is False
+
+
+def test_methods_lists_every_synthesizer_in_the_apps_order_with_whether_it_is_dp(tmp_path):
+    from dpsynth_core.synth import SYNTHESIZERS
+    code, out, err = run("methods", cwd=tmp_path)
+    assert code == 0, err
+    rows = [line.split(None, 1) for line in out.strip().splitlines()]
+    assert [r[0] for r in rows] == list(SYNTHESIZERS)
+    for name, rest in rows:
+        dp = SYNTHESIZERS[name].is_dp
+        assert rest.startswith("DP " if dp else "not DP") and rest.endswith(SYNTHESIZERS[name].label)
