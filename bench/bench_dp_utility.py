@@ -228,7 +228,7 @@ def table(records: list) -> str:
                 ["—" if np.isnan(row[t]) else f"{row[t]:.3g}" for t in ("wall s", "CPU s")]
             lines.append(f"| {method} | {count[method]} | " + " | ".join(cells + time_cells) + " |")
         lines.append("")
-    notes = runs.dropna(subset=["note"])
+    notes = runs.dropna(subset=["note"]).astype({"note": str})  # (a column of no notes reads back as float)
     calls = notes[~notes["note"].str.startswith(("failed", "past"))].drop_duplicates("method")
     lines += ["How each peer was called:", ""] + [f"* {m}: {c}" for m, c in zip(calls["method"], calls["note"])]
     failures = notes[notes["note"].str.startswith("failed")]
