@@ -15,7 +15,7 @@ import pytest
 
 from dpsynth_core.schema import ColumnSchema
 from dpsynth_core.synth.encoding import (OUTSIDE, column_domain, decode_column, encode_column, in_schema_dtype,
-                                        schema_dtype)
+                                        schema_dtype, view_codes)
 
 # (values, declared categories): text, whole numbers, floats and booleans, with missing values, labels
 # outside the categories, and equal labels of different types (1, 1.0, True hash alike).
@@ -121,3 +121,17 @@ def test_a_bin_never_decodes_onto_a_special_value_at_the_declared_precision():
     d = column_domain(col, 1000)  # the first bin is [0, 0.01): half its draws round to 0.00, the others to 0.01
     x = decode_column(np.zeros(5000, dtype=np.int64), d, np.random.default_rng(2))
     assert not (np.round(x, 2) == 0).any() and (np.round(x, 2) == 0.01).all()
+
+
+@pytest.mark.parametrize("fine, merge", [(40, 4), (40, 2), (20, 2)])
+def test_a_view_of_a_fine_grid_is_the_coarser_grid(fine, merge):
+    # 40 bins merged 4 at a time are the 10 bins that encoding at 10 bins gives (the fine edges
+    # hold the coarse ones, bounds [0, 100]); special values and missing keep cells of their own
+    col = ColumnSchema(name="x", kind="numeric", bounds=(0.0, 100.0), nullable=True, specials=(-1.0,))
+    rng = np.random.default_rng(3)
+    values = pd.Series(np.concatenate([rng.uniform(0, 100, 2000), [-1.0, 0.0, 100.0, np.nan, 2.5, 97.5]]))
+    fine_domain, coarse_domain = column_domain(col, fine), column_domain(col, fine // merge)
+    got = view_codes(fine_domain, merge)[encode_column(values, fine_domain)]
+    np.testing.assert_array_equal(got, encode_column(values, coarse_domain))
+    categorical = column_domain(ColumnSchema(name="c", kind="categorical", categories=("a", "b", "c")), fine)
+    assert view_codes(categorical, merge).tolist() == [0, 1, 2]  # no order: never merged
