@@ -271,7 +271,8 @@ def main() -> None:
         for name in args.datasets:
             bench_dataset(name, args, peers, records)
         head = machine()
-    text = "\n".join([head, "", f"Medians of unseeded runs; δ = {DELTA:g}; holdout share {args.holdout:g}; "
+    held = "" if args.tables_from is not None else f"holdout share {args.holdout:g}; "  # (not in the CSV)
+    text = "\n".join([head, "", f"Medians of unseeded runs; δ = {DELTA:g}; {held}"
                       f"TV on {EVAL_BINS} bins per numeric column.", "", table(records)])
     print(text)
     if args.markdown:
