@@ -54,7 +54,7 @@ if not learning:
     spending.show_settings()
     spending.show_spending()
 
-for note in st.session_state.pop("link_notes", []):
+for note in link.notes():  # what the link asked for and could not have; after a restart, what was lost
     st.info(plain(note[0].upper() + note[1:] + "."))
 if st.session_state["mode"] == "teaching" and page.title != "Learn":  # Learn never reads the session's data
     st.info("**Teaching mode — exploration, not a release.** Results here are computed on the confidential "

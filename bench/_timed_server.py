@@ -1,4 +1,4 @@
-"""The dpsynth server as ``streamlit run`` starts it, timing each rerun on the server side (load test only).
+"""The dpsynth server as ``streamlit run serve.py`` starts it, timing each rerun on the server side (load test only).
 
 For each session, the time from the server receiving a rerun request to the script run it causes having
 finished (on the event loop, when its last messages are queued to the browser) is appended to the file
@@ -6,7 +6,8 @@ named by ``DPSYNTH_RERUN_TIMINGS`` as ``<request epoch seconds> <seconds>``. Not
 the session's settings is written. The hooks wrap two methods of Streamlit's AppSession, which are not
 public API: if they move, this fails at start rather than reporting nothing.
 
-Run as ``python bench/_timed_server.py run app.py [streamlit options]``.
+Run as ``python bench/_timed_server.py run serve.py [streamlit options]`` (the launcher users start; the hooks
+apply to the st.App it serves, which runs in this process).
 """
 
 from __future__ import annotations

@@ -257,7 +257,7 @@ def _check_structure(text, delimiter):
         except StopIteration:
             break
         except csv.Error as exc:
-            raise DataError(_quote_message(str(exc), start)) from None
+            raise DataError(_csv_error_message(str(exc), start, text, delimiter)) from None
         if _is_blank(row):
             continue
         if header is None:
@@ -302,14 +302,72 @@ def _check_header(row):
     return names
 
 
-def _quote_message(reason, line):
+def _csv_error_message(reason, line, text, delimiter):
+    """The sentence for a :class:`csv.Error` raised on the record starting on physical ``line``."""
     # The csv module's reasons are fixed English phrases, unchanged for many releases.
+    fix = f"put quotes around whole values, write a quote inside a value as two quotes {_AGAIN}"
     if "field larger than field limit" in reason:
-        problem = (f"has a value longer than {csv.field_size_limit():,} characters, which "
-                   "usually means a double quote that is never closed")
-    elif "unexpected end of data" in reason:
+        limit = csv.field_size_limit()
+        found = _long_field(text, delimiter, _line_offset(text, line), limit)
+        if found is None:  # not expected: the csv module found one
+            return (f"The row starting on line {line} has a value longer than the limit of {limit:,} characters a "
+                    f"value may have; shorten that value or leave its column out {_AGAIN}.")
+        length, closed = found
+        if closed:
+            return (f"The row starting on line {line} has a value of {length:,} characters, over the limit of "
+                    f"{limit:,} characters a value may have; shorten that value or leave its column out {_AGAIN}.")
+        return (f"The row starting on line {line} has a double quote that is never closed, so its value runs on "
+                f"for {length:,} characters, over the limit of {limit:,}; {fix}.")
+    if "unexpected end of data" in reason:
         problem = "has a double quote that is never closed"
     else:
         problem = "has a double quote in the wrong place"
-    return (f"The row starting on line {line} {problem}; put quotes around whole values, "
-            f"write a quote inside a value as two quotes {_AGAIN}.")
+    return f"The row starting on line {line} {problem}; {fix}."
+
+
+def _line_offset(text, line):
+    """Where physical ``line`` (1-based, as the csv module counts lines: at \\n, \\r or \\r\\n) starts in ``text``."""
+    offset = 0
+    for number, physical in enumerate(io.StringIO(text, newline=""), start=1):
+        if number == line:
+            break
+        offset += len(physical)
+    return offset
+
+
+def _long_field(text, delimiter, start, limit):
+    """(length, closed) of the first value longer than ``limit`` characters in the record at ``start``, or None.
+
+    Read as the csv module reads it: a value in double quotes runs to the next lone quote (two quotes
+    are one character of the value) and may hold delimiters and line breaks; any other value runs to the
+    next delimiter or line break. ``closed`` is False for a quoted value whose quote is never closed: no
+    quote follows (the value runs to the end of the file), or the next one is not followed by a delimiter or
+    a line break, so it opened another value and the first quote ran on across rows. Only called after the
+    csv module found such a value.
+    """
+    end_of_value = re.compile(f"[{re.escape(delimiter)}\r\n]")
+    pos, n = start, len(text)
+    while pos < n:
+        if text[pos] == '"':
+            length, i = 0, pos + 1
+            while True:
+                quote = text.find('"', i)
+                if quote == -1:  # never closed: the value runs to the end of the file
+                    return length + n - i, False
+                if text.startswith('""', quote):
+                    length, i = length + quote - i + 1, quote + 2
+                    continue
+                length, end = length + quote - i, quote + 1
+                if end < n and text[end] not in (delimiter, "\r", "\n"):
+                    return length, False  # that quote opened another value: the first one ran on
+                break
+        else:
+            found = end_of_value.search(text, pos)
+            end = found.start() if found else n
+            length = end - pos
+        if length > limit:
+            return length, True
+        if end >= n or text[end] != delimiter:  # the record ended with no such value
+            return None
+        pos = end + 1
+    return None

@@ -485,8 +485,11 @@ def _is_whole(values: np.ndarray) -> bool:
 
 
 def _decimals(values: np.ndarray) -> int | None:
-    """The fewest decimals that write every value exactly (up to :data:`MAX_DECIMALS`), else None."""
-    scale = np.maximum(np.abs(values), 1.0) * 1e-9
+    """The fewest decimals that write every value exactly (up to :data:`MAX_DECIMALS`), else None.
+
+    "Exactly" is relative to each value (one part in a billion, for the binary representation of a
+    decimal), so a tiny value such as 3e-27 needs its own digits instead of rounding to 0."""
+    scale = np.abs(values) * 1e-9
     for d in range(MAX_DECIMALS + 1):
         if np.all(np.abs(values - np.round(values, d)) <= scale):
             return d

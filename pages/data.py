@@ -18,23 +18,25 @@ def _on_bundled():
         state.set_bundled(ss["bundled_choice"])
         ss.pop("upload_error", None)
         ss.pop("schema_error", None)
+        ss.pop("pending_link", None)  # another dataset chosen: a link's file is no longer awaited
 
 
 def _on_upload():
     # Runs before the page: a failed file leaves the current dataset in place.
     upload = ss["uploader"]
-    if upload is None:
+    if upload is None:  # the file left the box: the sentence about it goes too
+        ss.pop("upload_error", None)
         return
     try:
         df = core.load_csv(upload)
         state.set_uploaded(upload.name, df)
         link.apply_pending()  # a shared link that was waiting for this file
     except core.DataError as err:
-        ss["upload_error"] = str(err)
+        ss["upload_error"] = (upload.name, str(err))
     except Exception as err:  # noqa: BLE001 - the file is refused in a sentence, never with a traceback
         errors.log_unexpected(err)
-        ss["upload_error"] = ("The file could not be prepared for synthesis; check its values (for example infinite or "
-                             "extremely large numbers) and try again.")
+        ss["upload_error"] = (upload.name, "The file could not be prepared for synthesis; check its values (for "
+                                           "example infinite or extremely large numbers) and try again.")
     else:
         ss.pop("upload_error", None)
         ss.pop("schema_error", None)
@@ -51,7 +53,12 @@ left.selectbox("Bundled dataset", bundled, format_func=lambda n: core.BUNDLED[n]
 right.file_uploader("…or upload a CSV file", type=["csv", "txt"], key="uploader", on_change=_on_upload)
 
 if "upload_error" in st.session_state:
-    errors.show_error(st.session_state["upload_error"] + " The previous dataset is still loaded.")
+    # Named, because the sentence can outlive the file's turn in the box: a file the browser refuses for its size
+    # never reaches the server (Streamlit's uploader sends nothing and keeps the earlier file), so nothing here
+    # can clear it then.
+    name, sentence = st.session_state["upload_error"]
+    errors.show_error(f"{name} was not loaded: {sentence[0].lower()}{sentence[1:]} The previous dataset is still "
+                      "loaded.")
 
 ds = state.dataset()
 st.subheader(f"{plain(ds.name)}: {len(ds.df):,} rows, {ds.df.shape[1]} columns")

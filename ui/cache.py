@@ -23,12 +23,14 @@ def session_store(name: str) -> OrderedDict:
     return st.session_state.setdefault("_cache", {}).setdefault(name, OrderedDict())
 
 
-def session_cache(spinner: str | None = None, max_entries: int = 8):
+def session_cache(spinner: str | None = None, max_entries: int = 8, max_bytes: int | None = None,
+                  size=None):
     """Cache a function's results in the session's state, like st.cache_data without sharing.
 
     Arguments whose names start with "_" are not part of the key (the data, passed beside its hash).
     A session's entries are released with the session; the core's measurements made inside are kept
-    in the session too (``dpsynth_core.synth.base.measure_cache``).
+    in the session too (``dpsynth_core.synth.base.measure_cache``). With ``max_bytes``, the oldest entries
+    also go while the entries' ``size(value)`` adds up to more (the newest always stays).
     """
     def wrap(fn):
         signature = inspect.signature(fn)
@@ -45,7 +47,8 @@ def session_cache(spinner: str | None = None, max_entries: int = 8):
             with st.spinner(spinner) if spinner else nullcontext(), measures_in_session():
                 value = fn(*args, **kwargs)
             store[key] = value
-            while len(store) > max_entries:
+            while len(store) > max_entries or (max_bytes is not None and len(store) > 1
+                                               and sum(size(v) for v in store.values()) > max_bytes):
                 store.popitem(last=False)
             return value
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 import dpsynth_core as core
+from ui import server
 from ui.text import plain
 
 GENERIC_ERROR = ("This could not be computed for this dataset and these settings; try other settings or "
@@ -84,6 +85,7 @@ def run_page(page) -> None:
     could quote the data, so it is neither shown nor logged). The session's state is left as it was.
     """
     _APP_RUN.active = True
+    memory = server.resident_bytes()
     try:
         page.run()
     except (core.DataError, core.MethodRefused, core.LedgerError) as err:
@@ -92,3 +94,4 @@ def run_page(page) -> None:
         show_unexpected(err)
     finally:
         _APP_RUN.active = False
+        server.collect_if_grown(since=memory)  # what a run on a large table left behind, before the next adds to it

@@ -30,7 +30,15 @@ def synthesize(df: pd.DataFrame, schema: core.Schema, cfg: state.SynthConfig, se
                            use=spending.use(purpose), store=spending.store(), **dict(cfg.params))
 
 
-@session_cache("Synthesizing…", max_entries=4)
+def _frames_bytes(result: core.Synthesis) -> int:
+    """Memory of a synthesis's frames (every implicate), as pandas counts it without walking each string."""
+    return int(sum(frame.memory_usage(index=False).sum() for frame in result.implicates))
+
+
+# Four syntheses, and at most 128 MiB of them: two full-size syntheses of a 675,000-row upload (110 MiB each)
+# took the server past 1 GB (bench/bench_memory.py). A synthesis dropped is drawn again on a revisit: the same
+# one with a fixed seed, a new one (recorded in the ledger store, like any) with fresh randomness.
+@session_cache("Synthesizing…", max_entries=4, max_bytes=128 * 2**20, size=_frames_bytes)
 def _synthesis(fingerprint: str, _df: pd.DataFrame, schema_json: str, cfg: state.SynthConfig, seed: int | None,
                mask_key: str) -> core.Synthesis:
     return synthesize(_df, core.Schema.from_dict(json.loads(schema_json)), cfg, seed, purpose="exploration")

@@ -43,6 +43,7 @@ import numpy as np
 from scipy import stats
 
 from .. import constraints
+from .exact import dyadic_rate
 from .mechanisms import Geometric, check_epsilon, geometric_alpha, geometric_noise
 
 #: Mantissas of the default buckets' edges (the R10 preferred numbers) and the powers of ten they span:
@@ -123,9 +124,12 @@ class ThresholdedHistogram(Geometric):
 
     @property
     def threshold(self) -> int:
-        """The least whole T with P(1 + Z ≥ T) = α^(T−1)/(1 + α) ≤ δ."""
-        a = geometric_alpha(self.epsilon)
-        return 1 + max(0, math.ceil(math.log(1 / (self.delta * (1 + a))) / self.epsilon))
+        """The least whole T with P(1 + Z ≥ T) = α^(T−1)/(1 + α) ≤ δ, for the rate the sampler draws at
+        (ε rounded down to a multiple of 2⁻⁴⁰, :func:`.exact.dyadic_rate`): its slightly heavier tail, not ε's."""
+        num, den = dyadic_rate(self.epsilon)
+        rate = num / den
+        a = math.exp(-rate)
+        return 1 + max(0, math.ceil(math.log(1 / (self.delta * (1 + a))) / rate))
 
     def release(self, counts, rng: np.random.Generator, runs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(noisy counts, kept) for the observed values' exact ``counts`` (each ≥ 1); with ``runs``, one row

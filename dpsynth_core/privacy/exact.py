@@ -164,6 +164,58 @@ def geometric_exp1(size: int, noise: np.random.Generator) -> np.ndarray:
     return v
 
 
+# -- the discrete Laplace (two-sided geometric) law -----------------------------------------------------
+
+#: The rate λ = ε/Δ of :func:`discrete_laplace` is rounded *down* to a/2^k with 2^k ≤ this.
+_RATE_DENOMINATOR = 2 ** 40
+
+
+def dyadic_rate(rate: float | Fraction) -> tuple[int, int]:
+    """(a, b), b = 2^k ≤ 2⁴⁰, a < 2⁶²: the rate λ rounded *down* to a/b (by less than 2⁻⁴⁰ in absolute
+    terms, so by less than 10⁻⁹ of λ for every λ ≥ 10⁻³). Rounding down only adds noise: the guarantee at
+    the λ asked for holds."""
+    exact = Fraction(rate)
+    if exact <= 0:
+        raise ValueError(f"the rate must be positive, got {rate!r}")
+    b = _RATE_DENOMINATOR
+    while b > 1 and math.floor(exact * b) >= _INT_LIMIT:
+        b //= 2
+    a = math.floor(exact * b)
+    if a == 0 or a >= _INT_LIMIT:
+        raise ValueError(f"the rate {float(exact):g} is outside what integer noise can take (2⁻⁴⁰ to 2⁶²)")
+    return a, b
+
+
+def discrete_laplace(size, a: int, b: int, noise: np.random.Generator) -> np.ndarray:
+    """Integers with P(z) ∝ exp(−|z|·a/b), int64 of ``size`` (CKS Algorithm 2).
+
+    X = U + b·V, with U uniform below b kept with probability exp(−U/b) and V geometric from coins of
+    exp(−1), has P(X = x) ∝ exp(−x/b); so Y = ⌊X/a⌋ has P(Y ≥ y) = exp(−y·a/b). A fair sign, with
+    (negative, 0) drawn again so that zero is not counted twice, makes it two-sided.
+    """
+    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    if not (0 < a < _INT_LIMIT and 0 < b <= _RATE_DENOMINATOR):
+        raise ValueError(f"discrete_laplace needs 0 < a < 2⁶² and 0 < b ≤ 2⁴⁰, got {a}, {b}")
+    need = int(np.prod(size))
+    out = np.empty(need, dtype=np.int64)
+    filled = 0
+    while filled < need:
+        m = need - filled + 8  # about 63 % are kept (exp(−U/b) averages 1 − e⁻¹), and half of the zeros
+        u = _uniform_below(np.full(m, b, dtype=np.int64), noise)
+        u = u[exp_coins(u, np.int64(b), noise)]
+        v = geometric_exp1(len(u), noise)
+        if len(v) and int(v.max()) >= _INT_LIMIT // b - 1:  # b·(V + 1) past int64: P < e^(−2²²), exact anyway
+            x = np.array([int(ui) + b * int(vi) for ui, vi in zip(u, v)], dtype=object)
+            y = np.array([xi // a for xi in x], dtype=object).astype(np.int64)
+        else:
+            y = (u + b * v) // a
+        negative = noise.integers(0, 2, len(y)).astype(bool)
+        z = np.where(negative, -y, y)[~(negative & (y == 0))][: need - filled]
+        out[filled:filled + len(z)] = z
+        filled += len(z)
+    return out.reshape(size)
+
+
 # -- the discrete Gaussian ------------------------------------------------------------------------------
 
 def dyadic_sigma2(sigma2: float | Fraction) -> tuple[int, int]:

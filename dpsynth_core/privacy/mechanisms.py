@@ -83,32 +83,13 @@ def bernoulli_exp(t, rng: np.random.Generator, size=None) -> np.ndarray:
     return alive.reshape(shape)
 
 
-def exponential_exact(size, rng: np.random.Generator) -> np.ndarray:
-    """Standard exponential variates with an untruncated tail.
-
-    E = 20·K + R with K ~ Geometric(P(K ≥ j) = e^−20j) drawn by :func:`bernoulli_exp`
-    and R ~ Exp(1) truncated to [0, 20) by inversion: the same law as Exp(1), but,
-    unlike a variate made from one 53-bit uniform (at most ≈ 44), any size occurs
-    with its true probability.
-    """
-    n = int(np.prod(size))
-    r = -np.log1p(rng.random(n) * math.expm1(-_PIECE))
-    k = np.zeros(n, dtype=np.int64)
-    alive = bernoulli_exp(_PIECE, rng, size=n)
-    while alive.any():
-        idx = np.flatnonzero(alive)
-        k[idx] += 1
-        alive[idx] = bernoulli_exp(_PIECE, rng, size=len(idx))
-    return (_PIECE * k + r).reshape(size)
-
-
 def geometric_noise(size, epsilon: float, rng: np.random.Generator, *, sensitivity: float = 1.0) -> np.ndarray:
-    """Two-sided geometric noise, P(k) ∝ exp(−ε|k|/Δ₁), k ∈ ℤ, exact at every ε.
+    """Two-sided geometric noise, P(k) ∝ exp(−ε|k|/Δ₁), k ∈ ℤ, sampled exactly.
 
-    The difference of two independent geometric variables G = ⌊E/(ε/Δ₁)⌋ with E
-    exponential (P(G ≥ j) = e^(−jε/Δ₁)) has exactly this law. E comes from
-    :func:`exponential_exact`, so even where 1 − exp(−ε/Δ₁) rounds to 1 (ε/Δ₁ > 37)
-    a non-zero k keeps its true, tiny probability instead of none.
+    Every random decision compares uniform integers with integers
+    (:func:`.exact.discrete_laplace`, Canonne, Kamath and Steinke 2020, Algorithm 2): no probability is
+    lost to floating point at any ε. The rate ε/Δ₁ is rounded down to a multiple of 2⁻⁴⁰, which only
+    adds noise.
 
     Parameters
     ----------
@@ -117,16 +98,15 @@ def geometric_noise(size, epsilon: float, rng: np.random.Generator, *, sensitivi
     epsilon : float
         Privacy parameter of this release. Must be > 0.
     rng : numpy.random.Generator
+        The privacy noise stream (:func:`.noise.streams`) in every DP method.
     sensitivity : float, default 1
         L1 sensitivity of the integer query.
     """
     lam = check_epsilon(epsilon) / sensitivity
     if lam < 1e-9:
         raise ValueError(f"ε/Δ = {lam:g} is too small for integer noise; use a larger ε or a smaller sensitivity")
-    size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    g1 = np.floor(exponential_exact(size, rng) / lam)
-    g2 = np.floor(exponential_exact(size, rng) / lam)
-    return (g1 - g2).astype(np.int64)
+    a, b = exact.dyadic_rate(Fraction(check_epsilon(epsilon)) / Fraction(sensitivity))
+    return exact.discrete_laplace(size, a, b, rng)
 
 
 def log_perturbation_alpha(x: float) -> float:

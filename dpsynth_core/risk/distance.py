@@ -28,6 +28,7 @@ missing value ``(0, 0, 1/2)``; their L1 distance is
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -347,60 +348,104 @@ def distance_risk(
         train = train.iloc[np.sort(rng.choice(len(train), size=max_rows, replace=False))]
     if max_rows is not None and holdout is not None and len(holdout) > max_rows:
         holdout = holdout.iloc[np.sort(rng.choice(len(holdout), size=max_rows, replace=False))]
-    frames = [train, synth] + ([holdout] if holdout is not None else [])
-    noise = random_public_data(names, domains, len(synth), rng)
-    encoded = _encode([*frames, noise], schema)
-    check_distance_cost(encoded, encoded[1])
-    enc_train, enc_synth, enc_noise = encoded[0], encoded[1], encoded[-1]
-    nearest = _NearestGower(enc_synth, n_jobs=n_jobs)
-    dcr_train = nearest.query(enc_train)
-    dcr_hold = nearest.query(encoded[2]) if holdout is not None else None
-    sample = np.sort(rng.choice(len(train), size=min(BASELINE_ROWS, len(train)), replace=False))
-    dcr_base = _NearestGower(enc_noise, n_jobs=n_jobs).query(_take(enc_train, sample))
+    dcr_train, dcr_hold, dcr_base = _nearest_distances(train, synth, holdout, schema, names, domains, rng, n_jobs)
 
-    n, n_s = len(train), len(synth)
     copies = exact_copy_share(train, synth)
-    pi = np.ones(n)
+    held_copies = exact_copy_share(holdout, synth) if holdout is not None else None
+    copy_base = _random_copy_share(train, len(synth), lambda c: column_domain(c, given, schema))
+    estimates = {
+        "exact_copy_share": _copy_estimate(copies, len(train), copy_base, held_copies,
+                                           None if holdout is None else len(holdout), confidence),
+        "dcr_median": _dcr_estimate(dcr_train, dcr_base, dcr_hold, confidence),
+    }
+    membership = None
+    if dcr_hold is not None:
+        membership = _attack(dcr_train, dcr_hold)
+        estimates["mia_auc"] = _membership_estimate(membership.auc, len(train), holdout, train, confidence)
+    return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
+                        copies_holdout=held_copies, membership=membership, estimates=estimates,
+                        measured=measured)
+
+
+def _nearest_distances(train, synth, holdout, schema, names, domains, rng, n_jobs):
+    """Each training record's and each held-out record's distance to its closest synthetic record, and
+    those of :data:`BASELINE_ROWS` training records to random public-domain data of ``len(synth)`` rows.
+
+    One scale for all (the random data's values count in undeclared ranges and category codes), then
+    each search on its own: the random data is encoded only when its search comes (drawn again then, the
+    same draws from a copy of the generator), the synthetic records' KD-trees are freed before the random
+    data's are built, and nothing keeps a frame's records once searched. On a 675,000-row table (80 %
+    trained on) this took the search's peak from 451 MiB above the frames to about a third of that
+    (bench/bench_memory.py); the distances are the same floats, as nothing in a search depends on what
+    else is held."""
+    frames = [train, synth] + ([holdout] if holdout is not None else [])
+    replay = copy.deepcopy(rng)
+    noise = random_public_data(names, domains, len(synth), rng)
+    encoded = _encode([*frames, noise], schema, keep=range(len(frames)))
+    del noise
+    check_distance_cost(encoded, encoded[1], rows=len(synth))
+    enc_train, enc_hold = encoded[0], encoded[2] if holdout is not None else None
+    nearest = _NearestGower(encoded[1], n_jobs=n_jobs)  # holds its own sorted copy of the synthetic records
+    del encoded
+    dcr_train = nearest.query(enc_train)
+    dcr_hold = nearest.query(enc_hold) if enc_hold is not None else None
+    del nearest, enc_hold
+    sample = np.sort(rng.choice(len(train), size=min(BASELINE_ROWS, len(train)), replace=False))
+    enc_noise = _encode([*frames, random_public_data(names, domains, len(synth), replay)], schema,
+                        keep=[len(frames)])[0]
+    baseline = _NearestGower(enc_noise, n_jobs=n_jobs)
+    del enc_noise
+    return dcr_train, dcr_hold, baseline.query(_take(enc_train, sample))
+
+
+def _random_copy_share(train: pd.DataFrame, n_synth: int, domain_of) -> float:
+    """The exact expected share of ``train``'s records that ``n_synth`` random rows of the public domain
+    hold: 1 − (1 − π)^n_synth per record, π the product over columns of the chance of its value."""
+    pi = np.ones(len(train))
     for c in train.columns:
-        pi = pi * hit_probability(train[c], column_domain(c, given, schema))
-    copy_base = float(np.mean(-np.expm1(n_s * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
-    held_copies, held = None, {}
-    if holdout is not None:
-        held_copies = exact_copy_share(holdout, synth)
+        pi = pi * hit_probability(train[c], domain_of(c))
+    return float(np.mean(-np.expm1(n_synth * np.log1p(-np.minimum(pi, 1.0 - 1e-16)))))
+
+
+def _copy_estimate(copies: float, n: int, copy_base: float, held_copies: float | None, n_held: int | None,
+                   confidence: float) -> RiskEstimate:
+    held = {}
+    if held_copies is not None:
         held = dict(zip(("holdout", "holdout_lower", "holdout_upper"),
-                        (held_copies, *wilson_interval(round(held_copies * len(holdout)), len(holdout),
-                                                       confidence=confidence))))
+                        (held_copies, *wilson_interval(round(held_copies * n_held), n_held, confidence=confidence))))
     lo, hi = wilson_interval(round(copies * n), n, confidence=confidence)
-    estimates = {"exact_copy_share": RiskEstimate(
+    return RiskEstimate(
         metric="exact_copy_share", value=copies, lower=lo, upper=hi, interval="Wilson",
         baseline=copy_base, baseline_lower=copy_base, baseline_upper=copy_base,
         baseline_label="random data within the public domain", original=1.0, n=n, confidence=confidence, **held,
-    )}
-    med_base = float(np.median(dcr_base))
+    )
+
+
+def _dcr_estimate(dcr_train: np.ndarray, dcr_base: np.ndarray, dcr_hold: np.ndarray | None,
+                  confidence: float) -> RiskEstimate:
     held = {}
     if dcr_hold is not None:
         held = dict(zip(("holdout", "holdout_lower", "holdout_upper"),
                         (float(np.median(dcr_hold)), *median_interval(dcr_hold, confidence=confidence))))
     lo, hi = median_interval(dcr_train, confidence=confidence)
     base_lo, base_hi = median_interval(dcr_base, confidence=confidence)
-    estimates["dcr_median"] = RiskEstimate(
+    return RiskEstimate(
         metric="dcr_median", value=float(np.median(dcr_train)), lower=lo, upper=hi,
-        interval="order-statistic", baseline=med_base, baseline_lower=base_lo, baseline_upper=base_hi,
-        baseline_label="random data within the public domain", original=0.0, n=n, confidence=confidence, **held,
+        interval="order-statistic", baseline=float(np.median(dcr_base)), baseline_lower=base_lo,
+        baseline_upper=base_hi, baseline_label="random data within the public domain", original=0.0,
+        n=len(dcr_train), confidence=confidence, **held,
     )
-    membership = None
-    if dcr_hold is not None:
-        membership = _attack(dcr_train, dcr_hold)
-        lo, hi = auc_interval(membership.auc, n, len(holdout), confidence=confidence)
-        estimates["mia_auc"] = RiskEstimate(
-            metric="mia_auc", value=membership.auc, lower=lo, upper=hi, interval="Hanley–McNeil",
-            baseline=0.5, baseline_lower=0.5, baseline_upper=0.5, baseline_label="random guessing",
-            original=1.0 - 0.5 * exact_copy_share(holdout, train), n=n + len(holdout), confidence=confidence,
-            holdout_applies=False,
-        )
-    return DistanceRisk(dcr_train=dcr_train, dcr_holdout=dcr_hold, dcr_baseline=dcr_base, copies_train=copies,
-                        copies_holdout=held_copies, membership=membership, estimates=estimates,
-                        measured=measured)
+
+
+def _membership_estimate(auc: float, n: int, holdout: pd.DataFrame, train: pd.DataFrame,
+                         confidence: float) -> RiskEstimate:
+    lo, hi = auc_interval(auc, n, len(holdout), confidence=confidence)
+    return RiskEstimate(
+        metric="mia_auc", value=auc, lower=lo, upper=hi, interval="Hanley–McNeil",
+        baseline=0.5, baseline_lower=0.5, baseline_upper=0.5, baseline_label="random guessing",
+        original=1.0 - 0.5 * exact_copy_share(holdout, train), n=n + len(holdout), confidence=confidence,
+        holdout_applies=False,
+    )
 
 
 def _take(encoded: "_Encoded", rows: np.ndarray) -> "_Encoded":
@@ -519,15 +564,15 @@ class _Encoded:
     p: int  # columns used
 
 
-def check_distance_cost(encoded: list[_Encoded], synth: _Encoded) -> None:
+def check_distance_cost(encoded: list[_Encoded], synth: _Encoded, rows: int = 0) -> None:
     """Refuse, before any search, a distance search whose coordinates would pass the memory budget.
 
     Every record becomes a row of numeric coordinates plus one per category of
     each categorical column that does not split the synthetic records into
     groups (see :class:`_NearestGower`), held by the KD-trees and by the
-    queries, about twice over.
+    queries, about twice over. ``rows``: records of a search to come, not encoded yet.
     """
-    rows = sum(len(e.codes) for e in encoded)
+    rows += sum(len(e.codes) for e in encoded)
     grouped = _NearestGower._grouping_columns(synth.codes, synth.levels)
     width = synth.numeric.shape[1] + int(sum(n for k, n in enumerate(synth.levels) if k not in grouped))
     refusal = constraints.over_memory_budget(
@@ -537,27 +582,29 @@ def check_distance_cost(encoded: list[_Encoded], synth: _Encoded) -> None:
         raise DataError(refusal)
 
 
-def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:
-    """Encode several frames on one scale (shared ranges and category codes).
+def _encode(frames: list[pd.DataFrame], schema: Any, keep=None) -> list[_Encoded]:
+    """Encode several frames on one scale (shared ranges and category codes); only those of ``keep``
+    (positions, default all), in its order: the others still count in the scale.
 
     Each frame's codes and coordinates are written column by column into one array each (Fortran
     order, as the search reads them): a million-row table is not stacked a second time.
     """
+    keep = range(len(frames)) if keep is None else list(keep)
     columns = _used_columns(frames, schema)
     p = len(columns)
     # A numeric column with a missing value anywhere takes the three coordinates of the module docstring.
     widths = {name: 3 if any(f[name].isna().any() for f in frames) else 1
               for name, kind, _ in columns if kind == "numeric"}
     n_codes = sum(kind == "categorical" for _, kind, _ in columns)
-    codes = [np.empty((len(f), n_codes), dtype=np.int64, order="F") for f in frames]
-    numeric = [np.empty((len(f), sum(widths.values())), order="F") for f in frames]
+    codes = [np.empty((len(frames[i]), n_codes), dtype=np.int64, order="F") for i in keep]
+    numeric = [np.empty((len(frames[i]), sum(widths.values())), order="F") for i in keep]
     levels: list[int] = []
     at = 0
     for name, kind, bounds in columns:
         if kind == "categorical":
             parts = shared_codes([f[name] for f in frames])
-            for out, c in zip(codes, parts):
-                out[:, len(levels)] = c
+            for out, i in zip(codes, keep):
+                out[:, len(levels)] = parts[i]
             levels.append(int(max(c.max(initial=-1) for c in parts)) + 1)
             continue
         values = [as_float(f[name], name) for f in frames]
@@ -568,7 +615,7 @@ def _encode(frames: list[pd.DataFrame], schema: Any) -> list[_Encoded]:
             lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
         # A constant column has every difference 0; any positive span keeps it so.
         span = hi - lo if hi > lo else 1.0
-        for out, v in zip(numeric, values):
+        for out, v in zip(numeric, (values[i] for i in keep)):
             x = np.clip(v, lo, hi)
             x -= lo  # in place: a million-row table makes no more temporaries than it must
             x /= span
@@ -600,11 +647,12 @@ BRUTE_FORCE_PAIRS = 2**18
 #: costs more than such a search.
 THREADED_ROWS = 4096
 #: Tree coordinates (numeric ones plus one-hot ones of the ungrouped categories) above which a group is
-#: always measured outright: an L1 KD-tree in that many dimensions visits most of its leaves anyway. A
-#: survey-like table of 22,000 rows (bench/survey_like.py: 3 numeric and 8 ungrouped categorical columns,
-#: 48 coordinates) took 0.60 s of CPU for 1,000 records through trees and 0.13 s outright; diamonds' 12 stay
-#: in trees (0.03 s either way).
-TREE_MAX_COORDINATES = 16
+#: always measured outright: an L1 KD-tree in that many dimensions visits most of its leaves anyway, while
+#: below it the trees win as the synthetic table grows. CPU for 1,000 records, trees against outright: the
+#: survey-like table (bench/survey_like.py, 48 coordinates) 0.51 / 0.08 s at 22,000 rows and 3.41 / 0.42 s at
+#: 220,000; the memory bench's table (bench/bench_memory.py, 17 coordinates) 0.07 / 0.03 s at 22,000 rows but
+#: 0.13 / 0.64 s at 200,000 (at 16 its 675,000 rows went outright, and the Risk page took 61 s instead of 4).
+TREE_MAX_COORDINATES = 24
 #: The candidate search of a wide table (:meth:`_NearestGower._near_by_blocks`) splits the category columns
 #: into this many blocks, then into more for the records still unsettled (as far as half the columns allow):
 #: a record fewer mismatches away than there are blocks agrees with it on one block at least. Fewer blocks

@@ -183,6 +183,39 @@ def attribute_inference(
     data = [f for _, f in frames]
     categorical = _is_categorical(sensitive, data, schema)
     rng = np.random.default_rng(seed)
+    xs, ys = _known_rows(frames, keys, sensitive, schema, categorical)
+
+    predict, description = _fit(xs[1], ys[1], categorical, rng)
+    x_conf, y_conf = xs[0], ys[0]
+    pred, base = predict(x_conf), np.full(len(y_conf), _constant(ys[1], categorical))
+    own, _ = _fit(x_conf, y_conf, categorical, rng)
+    score_of = _accuracy_scores if categorical else _rmse_scores
+    scores = score_of(pred, base, own(x_conf), y_conf, confidence)
+
+    held, held_value = {}, None
+    if holdout is not None:
+        hp, hy = predict(xs[2]), ys[2]
+        if categorical:
+            held_value = float(np.mean(hp == hy))
+            h_int = wilson_interval(int(np.sum(hp == hy)), len(hy), confidence=confidence)
+        else:
+            held_value, *h_int = _rmse_interval((hp - hy) ** 2, _z(confidence))
+        held = dict(holdout=held_value, holdout_lower=h_int[0], holdout_upper=h_int[1])
+    n = len(y_conf)
+    estimate = RiskEstimate(
+        metric="attribute_accuracy" if categorical else "attribute_rmse",
+        baseline_label="the synthetic data's " + ("majority class" if categorical else "mean") + " (no keys)",
+        n=n, confidence=confidence, **scores, **held,
+    )
+    return AttributeInference(measure="accuracy" if categorical else "rmse", score=scores["value"],
+                              baseline=scores["baseline"], original=scores["original"], holdout=held_value,
+                              model=description, n=n, estimate=estimate)
+
+
+def _known_rows(frames, keys, sensitive, schema, categorical) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Each frame's key design matrix and sensitive values, over its records whose value is known (every
+    record for a categorical column, where missing is one more class)."""
+    data = [f for _, f in frames]
     design = _Design(data, keys, schema)
     if categorical:
         targets = shared_codes([f[sensitive] for f in data])
@@ -197,54 +230,39 @@ def attribute_inference(
         if len(y) < 2:
             raise DataError(f"The {name} data have fewer than two known values of {sensitive!r}, so no model can "
                             "be scored; choose another sensitive column.")
+    return xs, ys
 
-    predict, description = _fit(xs[1], ys[1], categorical, rng)
-    const = _constant(ys[1], categorical)
-    x_conf, y_conf = xs[0], ys[0]
-    pred, base = predict(x_conf), np.full(len(y_conf), const)
-    own, own_label = _fit(x_conf, y_conf, categorical, rng)
+
+def _accuracy_scores(pred, base, own, y, confidence: float) -> dict:
+    """Accuracy of the synthetic data's model, of the majority class and of a model fitted on the confidential
+    records themselves; Wilson intervals, and the paired excess over the baseline (a normal interval on the
+    per-record differences of hits)."""
+    n = len(y)
+    hit, hit_base = (pred == y).astype(float), (base == y).astype(float)
+    lower, upper = wilson_interval(int(hit.sum()), n, confidence=confidence)
+    b_lower, b_upper = wilson_interval(int(hit_base.sum()), n, confidence=confidence)
+    d = hit - hit_base
+    half = _z(confidence) * d.std(ddof=1) / math.sqrt(n) if n > 1 else 0.0
+    return dict(value=float(hit.mean()), lower=lower, upper=upper, interval="Wilson",
+                baseline=float(hit_base.mean()), baseline_lower=b_lower, baseline_upper=b_upper,
+                original=float(np.mean(own == y)),
+                excess_lower=float(d.mean() - half), excess_upper=float(d.mean() + half))
+
+
+def _rmse_scores(pred, base, own, y, confidence: float) -> dict:
+    """RMSE of the synthetic data's model, of the mean and of a model fitted on the confidential records; the
+    excess paired on the same records (the difference of squared errors), turned back into RMSE."""
     z = _z(confidence)
-    n = len(y_conf)
-
-    if categorical:
-        hit, hit_base = (pred == y_conf).astype(float), (base == y_conf).astype(float)
-        score, baseline = float(hit.mean()), float(hit_base.mean())
-        lower, upper = wilson_interval(int(hit.sum()), n, confidence=confidence)
-        b_lower, b_upper = wilson_interval(int(hit_base.sum()), n, confidence=confidence)
-        d = hit - hit_base
-        half = z * d.std(ddof=1) / math.sqrt(n) if n > 1 else 0.0
-        excess = (float(d.mean() - half), float(d.mean() + half))
-        original = float(np.mean(own(x_conf) == y_conf))
-        interval = "Wilson"
-    else:
-        score, lower, upper = _rmse_interval((pred - y_conf) ** 2, z)
-        baseline, b_lower, b_upper = _rmse_interval((base - y_conf) ** 2, z)
-        # Paired: the difference of squared errors on the same records.
-        d = (pred - y_conf) ** 2 - (base - y_conf) ** 2
-        half = z * d.std(ddof=1) / math.sqrt(n) if n > 1 else 0.0
-        mse_b = baseline ** 2
-        excess = tuple(math.sqrt(max(mse_b + v, 0.0)) - baseline for v in (d.mean() - half, d.mean() + half))
-        original = float(np.sqrt(np.mean((own(x_conf) - y_conf) ** 2)))
-        interval = "normal (CLT on squared errors)"
-
-    held, held_value = {}, None
-    if holdout is not None:
-        hp, hy = predict(xs[2]), ys[2]
-        if categorical:
-            held_value = float(np.mean(hp == hy))
-            h_int = wilson_interval(int(np.sum(hp == hy)), len(hy), confidence=confidence)
-        else:
-            held_value, *h_int = _rmse_interval((hp - hy) ** 2, z)
-        held = dict(holdout=held_value, holdout_lower=h_int[0], holdout_upper=h_int[1])
-    estimate = RiskEstimate(
-        metric="attribute_accuracy" if categorical else "attribute_rmse",
-        value=score, lower=lower, upper=upper, interval=interval,
-        baseline=baseline, baseline_lower=b_lower, baseline_upper=b_upper,
-        baseline_label="the synthetic data's " + ("majority class" if categorical else "mean") + " (no keys)",
-        original=original, excess_lower=excess[0], excess_upper=excess[1], n=n, confidence=confidence, **held,
-    )
-    return AttributeInference(measure="accuracy" if categorical else "rmse", score=score, baseline=baseline,
-                              original=original, holdout=held_value, model=description, n=n, estimate=estimate)
+    n = len(y)
+    score, lower, upper = _rmse_interval((pred - y) ** 2, z)
+    baseline, b_lower, b_upper = _rmse_interval((base - y) ** 2, z)
+    d = (pred - y) ** 2 - (base - y) ** 2
+    half = z * d.std(ddof=1) / math.sqrt(n) if n > 1 else 0.0
+    excess = tuple(math.sqrt(max(baseline ** 2 + v, 0.0)) - baseline for v in (d.mean() - half, d.mean() + half))
+    return dict(value=score, lower=lower, upper=upper, interval="normal (CLT on squared errors)",
+                baseline=baseline, baseline_lower=b_lower, baseline_upper=b_upper,
+                original=float(np.sqrt(np.mean((own - y) ** 2))),
+                excess_lower=excess[0], excess_upper=excess[1])
 
 
 def _rmse_interval(squared: np.ndarray, z: float) -> tuple[float, float, float]:

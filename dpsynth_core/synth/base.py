@@ -404,30 +404,9 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
     schema_steps = schema_estimate_steps(schema)
     schema_eps = math.fsum(s.total_epsilon for s in schema_steps)
 
-    if synth.is_dp:
-        epsilon = _checked_epsilon(synth, epsilon, n_declared=n is not None or columns is not None)
-        if epsilon is not None and schema_eps >= epsilon * (1 - 1e-9):
-            raise MethodRefused(f"The schema's private estimate spent ε = {schema_eps:.4g} of the data, and the "
-                                f"release's total ε = {epsilon:g} must cover it and the synthesis: choose a total "
-                                "ε above it, or declare the schema's values.")
-    if not (0.0 <= float(delta) < 1.0):
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
-    if n is not None and not 1 <= int(n) <= constraints.MAX_SYNTH_ROWS:
-        raise ValueError(f"n must be between 1 and {constraints.MAX_SYNTH_ROWS:,}, got {n}")
-    if isinstance(implicates, bool) or not isinstance(implicates, (int, np.integer)) \
-            or not 1 <= implicates <= constraints.MAX_IMPLICATES:
-        raise ValueError(f"implicates must be an integer from 1 to {constraints.MAX_IMPLICATES}, got {implicates!r}")
-
+    epsilon = _checked_arguments(synth, epsilon, delta, n, implicates, columns, schema_eps)
     used = schema.used
-    targets = used if columns is None else [c for c in used if c in set(columns)]
-    if columns is not None:
-        unknown = sorted(set(columns) - set(used))
-        if unknown:
-            raise ValueError(f"cannot synthesize {unknown}: not modelled columns of the schema")
-        if n is not None and n != len(df):
-            raise ValueError("partial synthesis keeps rows one for one, so n must equal len(df)")
-    if not targets:
-        raise DataError("No column can be synthesized; mark at least one column as categorical or numeric.")
+    targets = _targets(used, columns, n, len(df))
 
     params = synth.resolve(params)
     kept = [c for c in used if c not in targets]
@@ -470,6 +449,40 @@ def compute_synthesis(df: pd.DataFrame, method: str, *, epsilon=None, delta=0.0,
                           steps=schema_steps + count_steps + [st for part in parts for st in part], targets=targets,
                           kept=kept, seed=seed, params=params, holdout_share=holdout_share)
     return Synthesis(data=frames[0], method=method, ledger=ledger, schema=schema, implicates=tuple(frames))
+
+
+def _checked_arguments(synth: Synthesizer, epsilon, delta, n, implicates, columns, schema_eps: float) -> float | None:
+    """The run's total ε, checked with the other arguments a run takes (δ, n, implicates): a wrong one
+    is a ValueError saying what is allowed, before anything reads the data."""
+    if synth.is_dp:
+        epsilon = _checked_epsilon(synth, epsilon, n_declared=n is not None or columns is not None)
+        if epsilon is not None and schema_eps >= epsilon * (1 - 1e-9):
+            raise MethodRefused(f"The schema's private estimate spent ε = {schema_eps:.4g} of the data, and the "
+                                f"release's total ε = {epsilon:g} must cover it and the synthesis: choose a total "
+                                "ε above it, or declare the schema's values.")
+    if not (0.0 <= float(delta) < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    if n is not None and not 1 <= int(n) <= constraints.MAX_SYNTH_ROWS:
+        raise ValueError(f"n must be between 1 and {constraints.MAX_SYNTH_ROWS:,}, got {n}")
+    if isinstance(implicates, bool) or not isinstance(implicates, (int, np.integer)) \
+            or not 1 <= implicates <= constraints.MAX_IMPLICATES:
+        raise ValueError(f"implicates must be an integer from 1 to {constraints.MAX_IMPLICATES}, got {implicates!r}")
+    return epsilon
+
+
+def _targets(used: list[str], columns, n, rows: int) -> list[str]:
+    """The columns a run synthesizes: every modelled column, or the named ones of a partial synthesis
+    (which keeps the others' values row for row, so n must be the data's row count)."""
+    targets = used if columns is None else [c for c in used if c in set(columns)]
+    if columns is not None:
+        unknown = sorted(set(columns) - set(used))
+        if unknown:
+            raise ValueError(f"cannot synthesize {unknown}: not modelled columns of the schema")
+        if n is not None and n != rows:
+            raise ValueError("partial synthesis keeps rows one for one, so n must equal len(df)")
+    if not targets:
+        raise DataError("No column can be synthesized; mark at least one column as categorical or numeric.")
+    return targets
 
 
 def _checked_epsilon(synth: Synthesizer, epsilon, *, n_declared: bool) -> float | None:

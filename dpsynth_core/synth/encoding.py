@@ -281,12 +281,33 @@ def in_schema_dtype(values, col: ColumnSchema) -> pd.Series:
     try:
         if col.kind == "numeric":
             x = pd.to_numeric(s, errors="coerce").astype(float)
-            if col.integer:
-                return x.round().astype("Int64")
-            return x.round(col.decimals) if col.decimals is not None else x
+            decimals = 0 if col.integer else col.decimals
+            if decimals is None:
+                return x
+            rounded = _round_within(x.to_numpy(), decimals, col.bounds)
+            out = pd.Series(rounded, name=s.name)
+            return out.astype("Int64") if col.integer else out
         return s.astype(dtype)
     except (TypeError, ValueError, OverflowError):
         return s
+
+
+def _round_within(x: np.ndarray, decimals: int, bounds) -> np.ndarray:
+    """``x`` rounded to ``decimals``; a value inside the bounds stays inside them (a bound off the
+    grid, such as an upper bound 0.97 at one decimal, rounds inward to 0.9, not out to 1.0). Where no
+    grid point lies between the bounds the values are rounded plainly; values already outside the
+    bounds (kept columns of a non-DP method) are rounded and left where they are."""
+    rounded = np.round(x, decimals)
+    if bounds is None:
+        return rounded
+    lo, hi = (float(b) for b in bounds)
+    scale = 10.0 ** decimals
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo_grid, hi_grid = np.ceil(lo * scale) / scale, np.floor(hi * scale) / scale
+    if not (np.isfinite(lo_grid) and np.isfinite(hi_grid) and lo_grid <= hi_grid):
+        return rounded
+    inside = (x >= lo) & (x <= hi)
+    return np.where(inside, np.clip(rounded, lo_grid, hi_grid), rounded)
 
 
 def _labels_as(values: np.ndarray, dtype) -> pd.Series | None:

@@ -371,12 +371,20 @@ def per_record_forecast(schema, epsilon: float, n: int | None, *, bins: int, met
                     f"{VERDICT[level]}.", level)
 
 
+#: Both PeGS variants draw from perturbed conditionals of integer counts (module docstring).
+FLOAT_COIN = ("each perturbed draw's mixing coin compares a 53-bit uniform with exp(−t) computed in floating "
+              "point (one factor of at least e^−20 per coin), so a draw's probabilities are off by at most about "
+              "1e-7 of themselves; ε-DP holds up to that rounding (the counts themselves are drawn exactly, by "
+              "integer uniforms).")
+
+
 @register
 class Pegs(Synthesizer):
     """Perturbed Gibbs sampler, one sweep per record (module docstring)."""
 
     name = "pegs"
     label = "PeGS (perturbed Gibbs sampler)"
+    caveat = FLOAT_COIN
     is_dp = True
     spends = Budget(PER_RECORD, per_target="the per-record ε in equal shares over the columns' conditionals")
     description = ("Each record is one Gibbs sweep from a seed (the previous synthetic record of its chain, the "
@@ -435,6 +443,7 @@ class PegsReset(Synthesizer):
 
     name = "pegs_rs"
     label = "Block PeGS with reset"
+    caveat = FLOAT_COIN
     is_dp = True
     spends = Budget(PER_RECORD, unit="block of {block} synthetic records", unit_size="block",
                     per_target="the per-block ε in equal shares over the columns' conditionals")

@@ -173,6 +173,9 @@ class PMI(Synthesizer):
 
     name = "pmi"
     label = "Perturbed multiple imputation (PMI)"
+    caveat = ("the perturbed draws from the model's probabilities use floating point (a 53-bit uniform against "
+              "the mixing coin's exp(−t) and against cumulative probabilities), so a category of probability p "
+              "is drawn with a relative error up to about 2^−53/p; ε-DP holds up to that rounding.")
     is_dp = True
     spends = Budget(PER_RECORD, per_target="the per-record ε in equal shares over the columns' conditionals")
     description = ("Each record is one sweep from a seed (the previous synthetic record of its chain, the "

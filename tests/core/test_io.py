@@ -1,5 +1,6 @@
 """Tests for dpsynth_core.io: clean files load, every malformed one is refused clearly."""
 
+import csv
 import doctest
 import io
 
@@ -173,6 +174,48 @@ def test_semicolon_and_tab_files_load(data):
 def test_semicolon_file_reports_bad_line_with_its_delimiter():
     with pytest.raises(DataError, match="Line 3 has 4 fields.*semicolon"):
         load_csv(io.BytesIO(b"a;b;c\n1;2;3\n1;2;3;4\n"))
+
+
+# The csv module's limit on one value: 131,072 characters (csv.field_size_limit()'s default, which nothing
+# in the app changes).
+FIELD_LIMIT = 131_072
+LONG_VALUES = [
+    # (id, file, line, the value's length counted by hand)
+    ("quoted_49_9_MB", b'a,b\n1,"' + b"x" * 49_900_000 + b'"\n2,y\n', 2, 49_900_000),
+    ("unquoted_2_MB", b"a,b\n1," + b"x" * 2_000_000 + b"\n2,y\n", 2, 2_000_000),
+    # two quotes inside quotes are one character: 50,000 × 'ab"'
+    ("quoted_doubled_quotes", b'a,b\n1,"' + b'ab""' * 50_000 + b'",x\n', 2, 150_000),
+    ("third_column_after_crlf", b'a,b,c\r\n1,2,3\r\n4,"' + b"y" * 200_000 + b'",5\r\n', 3, 200_000),
+]
+
+
+@pytest.mark.parametrize("name, data, line, length", LONG_VALUES, ids=[v[0] for v in LONG_VALUES])
+def test_a_value_over_the_field_limit_is_measured_not_blamed_on_a_quote(name, data, line, length):
+    assert csv.field_size_limit() == FIELD_LIMIT
+    with pytest.raises(DataError) as info:
+        load_csv(io.BytesIO(data))
+    message = str(info.value)
+    assert message.startswith(f"The row starting on line {line} has a value of {length:,} characters, over the "
+                              f"limit of {FIELD_LIMIT:,} characters")
+    assert "quote" not in message and ". " not in message and message.endswith(".")
+
+
+UNCLOSED = [
+    # the quote never closes: the value is the rest of the file, "x\n" 100,000 times and "2,y\n"
+    ("to_the_end", b'a,b\n1,"' + b"x\n" * 100_000 + b"2,y\n", 2 * 100_000 + 4),
+    # the next quote opens a later value: "oops\n", 50,000 × "3,y\n", then "4,"
+    ("into_a_later_value", b'a,b\n1,"oops\n' + b"3,y\n" * 50_000 + b'4,"ok"\n5,z\n', 5 + 4 * 50_000 + 2),
+]
+
+
+@pytest.mark.parametrize("name, data, length", UNCLOSED, ids=[v[0] for v in UNCLOSED])
+def test_an_unclosed_quote_past_the_field_limit_is_named_with_its_length(name, data, length):
+    with pytest.raises(DataError) as info:
+        load_csv(io.BytesIO(data))
+    message = str(info.value)
+    assert message.startswith(f"The row starting on line 2 has a double quote that is never closed, so its value "
+                              f"runs on for {length:,} characters, over the limit of {FIELD_LIMIT:,};")
+    assert ". " not in message
 
 
 def test_quoted_commas_newlines_and_quotes_are_values():

@@ -33,9 +33,11 @@ def test_dataset_token_names_bundled_data_or_a_keyed_hash_never_the_data_hash():
     fp = core.fingerprint(df)
     assert dataset_token("bundled", "penguins", fp) == "bundled:penguins"
     token = dataset_token("upload", "x.csv", fp)
-    # HMAC-SHA-256 under the server's secret, computed independently with hashlib/hmac.
+    # HMAC-SHA-256 under the server's secret, and the check the same keyed hash of "link <tag>", both
+    # computed independently with hashlib/hmac.
     expected = hmac.new(share._LINK_SECRET, fp.encode(), hashlib.sha256).hexdigest()[:16]
-    assert token == "upload:" + expected
+    check = hmac.new(share._LINK_SECRET, f"link {expected}".encode(), hashlib.sha256).hexdigest()[:8]
+    assert token == f"upload:{expected}.{check}"
     # No piece of the data's SHA-256 (nor of a plain SHA-256 of it) appears in the link.
     tag = token.split(":", 1)[1]
     assert tag not in fp and fp[:8] not in token and hashlib.sha256(fp.encode()).hexdigest()[:8] not in token
@@ -45,3 +47,19 @@ def test_dataset_token_names_bundled_data_or_a_keyed_hash_never_the_data_hash():
     # The link built from it carries no fingerprint either.
     params = config_params(CFG, dataset=token)
     assert not any(fp[:6] in v for v in params.values())
+
+
+def test_a_token_tells_whether_this_server_process_made_it(monkeypatch):
+    df, _ = core.load_bundled("penguins")
+    token = dataset_token("upload", "x.csv", core.fingerprint(df))
+    assert share.made_here(token)
+    tag, check = token.removeprefix("upload:").split(".")
+    wrong = format(int(check[-1], 16) ^ 1, "x")  # one hex digit changed
+    assert not share.made_here(f"upload:{tag}.{check[:-1]}{wrong}")
+    assert not share.made_here(f"upload:{tag}")  # a token from before the check existed
+    assert not share.made_here("upload:")
+    # A restarted server draws a new secret: the same data gets another token, and the old one fails.
+    monkeypatch.setattr(share, "_LINK_SECRET", bytes(32))
+    assert not share.made_here(token)
+    again = dataset_token("upload", "x.csv", core.fingerprint(df))
+    assert again != token and share.made_here(again)

@@ -109,13 +109,14 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _serve(log_name: str):
-    """The app as ``streamlit run`` starts it, on a free local port; yields its URL."""
-    port = _free_port()
+def _serve(log_name: str, port: int | None = None):
+    """The app as ``streamlit run serve.py`` (scripts/run.sh) starts it, on ``port`` or a free local one; yields
+    its URL."""
+    port = port or _free_port()
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / log_name, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -179,15 +180,16 @@ def browser():
         b.close()
 
 
-def new_page(browser, url: str, *, timeout_ms: int = 30_000, **context_options):
+def new_page(browser, url: str, *, timeout_ms: int = 30_000, scripts: tuple[str, ...] = (), **context_options):
     """A page in a new browser context (a new Streamlit session) at ``url``, idle; returns (context, page).
 
     Nothing may leave the machine: every request not to this server is blocked. :data:`RUN_WATCH` runs
-    in the page before Streamlit, so :func:`wait_idle` can tell when the app is idle.
+    in the page before Streamlit, so :func:`wait_idle` can tell when the app is idle, and so do ``scripts``.
     """
     ctx = browser.new_context(**{"viewport": {"width": 1400, "height": 1000}, **context_options})
     ctx.route(re.compile(r"^https?://(?!127\.0\.0\.1|localhost)"), lambda r: r.abort())
-    ctx.add_init_script(RUN_WATCH)
+    for script in (RUN_WATCH, *scripts):
+        ctx.add_init_script(script)
     pg = ctx.new_page()
     pg.set_default_timeout(timeout_ms)
     pg.goto(url)

@@ -151,6 +151,39 @@ def test_the_link_names_an_upload_by_a_keyed_hash_never_its_fingerprint(at):
         assert ds.fingerprint[k:k + 8] not in link
 
 
+def _shown_errors(at) -> list[str]:
+    return [e.value.replace("\\", "") for e in at.error]  # the page escapes user text (the file's name)
+
+
+def test_a_refused_file_is_named_and_the_next_refusal_replaces_its_sentence(at):
+    """A file the loader refuses for its size (past 50,000,000 bytes: constraints.MAX_UPLOAD_BYTES) replaces
+    the sentence about the file before it; taking the file out of the box clears the sentence."""
+    unclosed = b'a,b\n1,"x\n2,y\n'
+    at.file_uploader(key="uploader").set_value(("bad.csv", unclosed, "text/csv")).run()
+    assert _shown_errors(at) == ["bad.csv was not loaded: the row starting on line 2 has a double quote that is never "
+                                 "closed; put quotes around whole values, write a quote inside a value as two quotes "
+                                 "and upload the file again. The previous dataset is still loaded."]
+    row = b"1," + b"x" * 98 + b"\n"  # 101 bytes
+    big = b"a,b\n" + row * 495_050  # 4 + 101 × 495,050 = 50,000,054 bytes
+    assert len(big) == 50_000_054
+    at.file_uploader(key="uploader").set_value(("big.csv", big, "text/csv")).run()
+    assert _shown_errors(at) == ["big.csv was not loaded: the file is larger than the 50 MB limit (50,000,000 "
+                                 "bytes); upload a smaller file, for example a sample of the rows. The previous "
+                                 "dataset is still loaded."]
+    at.file_uploader(key="uploader").set_value(None).run()
+    assert not at.exception and _shown_errors(at) == []
+    assert at.session_state["dataset"].name == "penguins"
+
+
+def test_an_over_long_value_is_refused_with_the_limit_and_its_length(at):
+    data = b"a,b\n1," + b"x" * 2_000_000 + b"\n2,y\n"  # one unquoted value of 2,000,000 characters
+    at.file_uploader(key="uploader").set_value(("long.csv", data, "text/csv")).run()
+    assert _shown_errors(at) == ["long.csv was not loaded: the row starting on line 2 has a value of 2,000,000 "
+                                 "characters, over the limit of 131,072 characters a value may have; shorten that "
+                                 "value or leave its column out and upload the file again. The previous dataset is "
+                                 "still loaded."]
+
+
 def test_an_all_blank_column_is_excluded_in_a_sentence_and_released_blank(at):
     # Issue 31.7: the column became 'excluded' in the table's kind cell, and nothing on the page said so.
     ds = _upload(at, "blank.csv", PEOPLE.assign(notes=None))

@@ -34,6 +34,7 @@ def test_a_sweep_cut_by_a_restart_is_said_and_resumed(monkeypatch, ledger_store,
     monkeypatch.setattr(core, "ru_map", dies_after_two_points)
     before = AppTest.from_file(APP, default_timeout=120).run()
     before.switch_page("pages/ru_map.py").run()
+    before.multiselect(key="ru_methods").set_value(["independent", "cart"]).run()
     before.text_input(key="ru_grid").set_value("0.5, 5").run()
     before.button(key="ru_run").click().run()
     assert "ru_result" not in before.session_state  # the sweep never finished in that session
@@ -46,6 +47,7 @@ def test_a_sweep_cut_by_a_restart_is_said_and_resumed(monkeypatch, ledger_store,
     # the 2 reported before the end, and the original data's if it was scored by then (it runs beside them).
     args, kw = calls[0]
     assert len(said) == 1 and any(f"stopped at {k} of its 5 points" in said[0] for k in (2, 3)), said
+    after.multiselect(key="ru_methods").set_value(["independent", "cart"]).run()
     after.text_input(key="ru_grid").set_value("0.5, 5").run()
     after.button(key="ru_run").click().run()
     _no_errors(after)

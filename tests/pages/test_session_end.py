@@ -203,3 +203,25 @@ def test_a_served_session_is_freed_once_its_reconnect_time_passes():
             Runtime._instance = None  # the next test (AppTest) runs with no runtime, as before
 
     _run(scenario())
+
+
+def test_the_watcher_collects_once_memory_has_grown_past_the_threshold(monkeypatch):
+    """Growth is counted from the memory after the last collection, or from any lower reading since."""
+    readings = iter([1000, 1000 + server.COLLECT_AFTER_GROWTH,  # start; grown by exactly the threshold: no
+                     1000 + server.COLLECT_AFTER_GROWTH + 1,  # past it: collect,
+                     1200,  # after which the memory is read again
+                     900,  # a session ended: the base falls with it
+                     900 + server.COLLECT_AFTER_GROWTH + 1,  # past the threshold from there: collect
+                     950])
+    monkeypatch.setattr(server, "resident_bytes", lambda: next(readings))
+    calls = []
+    monkeypatch.setattr(server.gc, "collect", lambda *a: calls.append("collect"))
+    monkeypatch.setattr(server, "trim_heaps", lambda: calls.append("trim"))
+    collect = server.GrowthCollector()
+    assert collect() is False and calls == []
+    assert collect() is True and calls == ["collect", "trim"] and collect.base == 1200
+    assert collect() is False and collect.base == 900
+    assert collect() is True and calls == ["collect", "trim"] * 2
+    # A page run that started before the watcher's last collection counts from its own start.
+    readings = iter([2000 + server.COLLECT_AFTER_GROWTH, 1500])
+    assert collect(since=2000 - 1) is True and calls == ["collect", "trim"] * 3

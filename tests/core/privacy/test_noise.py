@@ -260,3 +260,31 @@ def test_exponential_mechanism_against_its_exact_probabilities():
     w2 = np.exp(1.2 * np.array([float(s) for s in scores]) / 2)
     assert stats.chisquare(picks, w2 / w2.sum() * picks.sum()).pvalue < 1e-3
     assert em.rho == pytest.approx(1 / 8) and em.zcdp_step("x", repeats=2).total_rho == pytest.approx(0.25)
+
+
+def test_the_geometric_rate_is_rounded_down_to_a_dyadic_fraction():
+    # 0.3 = 5404319552844595 / 2⁵⁴ exactly (the float); at 2⁻⁴⁰ it rounds down to ⌊0.3·2⁴⁰⌋ / 2⁴⁰.
+    a, b = exact.dyadic_rate(0.3)
+    assert b == 2 ** 40 and a == (Fraction(0.3) * 2 ** 40).__floor__() and Fraction(a, b) <= Fraction(0.3)
+    assert 0.3 - a / b < 2 ** -40
+    assert exact.dyadic_rate(1.0) == (2 ** 40, 2 ** 40)  # a dyadic rate is kept exactly
+    assert exact.dyadic_rate(2.0 ** 30) == (2 ** 61, 2 ** 31)  # a huge rate: the denominator shrinks to fit
+    with pytest.raises(ValueError):
+        exact.dyadic_rate(2.0 ** -50)
+
+
+@pytest.mark.parametrize("a, b", [(1, 3), (7, 2), (2 ** 40, 2 ** 40)])
+def test_discrete_laplace_against_its_exact_probabilities(a, b):
+    # P(z) = (1 − r)/(1 + r)·r^|z|, r = exp(−a/b); Pearson's chi-square at level 1e-3 (cells below 5 pooled),
+    # and the same draws rejected against the law of a 5 % larger rate (the test has the power to see it).
+    z = exact.discrete_laplace(200_000, a, b, np.random.default_rng(11))
+    reach = int(math.ceil(30 * b / a))
+    grid = np.arange(-reach, reach + 1)
+    counts = np.bincount(np.clip(z, -reach, reach) + reach, minlength=len(grid))
+
+    def law(rate):
+        rr = math.exp(-rate)
+        return (1 - rr) / (1 + rr) * rr ** np.abs(grid)
+
+    assert _chi_square_p(counts, law(a / b)) > 1e-3
+    assert _chi_square_p(counts, law(1.05 * a / b)) < 1e-3

@@ -20,6 +20,7 @@ import pytest
 from scipy import stats
 
 import dpsynth_core.privacy.mechanisms as mech
+from dpsynth_core.privacy import exact
 from dpsynth_core import release, to_csv_bytes
 from dpsynth_core.rumap import ru_map
 from dpsynth_core.schema import Schema
@@ -208,15 +209,14 @@ class _Scripted:
         return self.real.integers(*a, **k)
 
 
-def test_geometric_noise_is_not_zero_where_one_minus_exp_rounds_to_one():
-    # ε/Δ = 40: 1 − e^−40 == 1.0 in floating point, and the old sampler returned 0 with certainty.
+def test_geometric_noise_is_not_zero_where_one_minus_exp_rounds_to_one(monkeypatch):
+    # ε/Δ = 40: 1 − e^−40 == 1.0 in floating point, and a float sampler returns 0 with certainty. The exact
+    # sampler decides |k| by integer coins: 40 successes of the exp(−1) coin in a row (probability e^−40)
+    # make X = U + b·40 ≥ a = 40·b, so k = ±1. Scripted here: every geometric draw is 40.
     assert 1.0 - math.exp(-40.0) == 1.0
-    # E = 20·K + R: uniforms 0, 0 make K ≥ 2 (two e^−20 coins pass), 0.5 stops it;
-    # R = −log(1 − ½(1 − e^−20)) from the first uniform, 0.5.
-    rng = _Scripted([0.5, 0.0, 0.0, 0.5, 0.5, 0.5])
-    r = -math.log1p(0.5 * math.expm1(-20.0))
-    assert math.floor((40 + r) / 40) == 1
-    assert mech.geometric_noise(1, 40.0, rng).tolist() == [1]
+    monkeypatch.setattr(exact, "geometric_exp1", lambda size, noise: np.full(size, 40, dtype=np.int64))
+    z = mech.geometric_noise(1000, 40.0, np.random.default_rng(0))
+    assert set(np.abs(z).tolist()) == {1} and (z > 0).any() and (z < 0).any()
 
 
 def test_bernoulli_exp_has_the_law_exp_minus_t_across_pieces(monkeypatch):
@@ -228,16 +228,6 @@ def test_bernoulli_exp_has_the_law_exp_minus_t_across_pieces(monkeypatch):
     assert abs(hits / n - math.exp(-3)) < 5 * se  # 5 binomial standard errors
     assert not mech.bernoulli_exp(math.inf, np.random.default_rng(1), size=3).any()
     assert mech.bernoulli_exp(0.0, np.random.default_rng(1), size=3).all()
-
-
-def test_exponential_exact_is_exp_one_with_an_untruncated_tail(monkeypatch):
-    monkeypatch.setattr(mech, "_PIECE", 0.5)  # chunks of 0.5: K carries most of the mass
-    e = mech.exponential_exact(100_000, np.random.default_rng(2))
-    # KS against Exp(1): the 0.001 critical value is 1.95/√n.
-    assert stats.kstest(e, "expon").statistic < 1.95 / math.sqrt(len(e))
-    # Beyond 44 (the most a 53-bit uniform gives): with pieces the sampler reaches it.
-    rng = _Scripted([0.5] + [0.0] * 100 + [0.9])
-    assert mech.exponential_exact(1, rng)[0] >= 44
 
 
 def test_perturbed_draw_keeps_rare_categories_at_huge_epsilon():
@@ -319,6 +309,20 @@ def test_dp_seqreg_states_its_floating_point_caveat():
     led = synthesize(D, "dp_seqreg", epsilon=1.0, schema=SCHEMA, n=40).ledger
     assert any("floating point" in c and "Mironov" in c for c in led["caveats"])
     assert "Caveat: the Laplace noise on the moment matrices" in led["statement"]
+
+
+@pytest.mark.parametrize("method, words", [("pegs", "mixing coin"), ("pegs_rs", "mixing coin"), ("pmi", "2^−53/p"),
+                                           ("dirichlet", "gamma variates")])
+def test_a_method_whose_draws_use_floating_point_says_so_in_its_ledger_and_statement(method, words):
+    # Their noise is not drawn by integer coins (docs/noise.md): the guarantee holds up to the rounding stated.
+    led = synthesize(D, method, epsilon=1.0, schema=SCHEMA, n=40).ledger
+    assert len(led["caveats"]) == 1 and words in led["caveats"][0]
+    assert "Caveat: " + led["caveats"][0] in led["statement"]
+
+
+@pytest.mark.parametrize("method", ["independent", "mst", "privbayes", "aim"])
+def test_a_method_with_exact_noise_has_no_floating_point_caveat(method):
+    assert synthesize(D, method, epsilon=1.0, schema=SCHEMA, n=40).ledger["caveats"] == []
 
 
 def test_the_ledger_says_a_holdout_was_taken_and_its_share():

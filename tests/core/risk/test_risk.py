@@ -293,6 +293,46 @@ def test_measured_outright_and_through_trees_the_distances_are_the_same_floats(m
     assert np.isnan(synth["b"]).any() and (outright > 0).all()
 
 
+def _brute_force_gower_on(real: pd.DataFrame, synth: pd.DataFrame, frames: list[pd.DataFrame]) -> np.ndarray:
+    # As _brute_force_gower, each numeric column's range taken over all ``frames`` (one scale for all).
+    total = np.zeros((len(real), len(synth)))
+    for col in real.columns:
+        a, b = real[col], synth[col]
+        if pd.api.types.is_numeric_dtype(a):
+            every = pd.concat([f[col] for f in frames])
+            d = np.abs(a.to_numpy(float)[:, None] - b.to_numpy(float)[None, :]) / (every.max() - every.min())
+        else:
+            d = (a.to_numpy(object)[:, None] != b.to_numpy(object)[None, :]).astype(float)
+        na_a, na_b = a.isna().to_numpy()[:, None], b.isna().to_numpy()[None, :]
+        total += np.where(na_a & na_b, 0.0, np.where(na_a | na_b, 1.0, d))
+    return (total / real.shape[1]).min(axis=1)
+
+
+def test_distance_risk_searches_are_gower_over_all_of_the_same_records():
+    """Each of distance_risk's three searches (the records it measures, the held-out ones, its baseline's
+    sample against random public-domain data) gives every record's exact Gower distance to the nearest of
+    all the records searched, as a brute force over every pair finds it; the draws are redone here in the
+    documented order (the measured subsamples, the random data, the baseline's sample) from the same seed.
+    Each search runs and is freed before the next (bench/bench_memory.py), so this is the check that what
+    is freed early was no longer needed."""
+    rng = np.random.default_rng(31)
+    columns = ["a", "b", "n", "c", "d"]
+    train, synth, holdout = (_mixed_frame(rng, n)[columns] for n in (300, 2000, 250))
+    got = distance_module.distance_risk(train, synth, holdout=holdout, seed=9, max_rows=120)
+
+    draws = np.random.default_rng(9)
+    measured = train.iloc[np.sort(draws.choice(300, size=120, replace=False))]
+    held = holdout.iloc[np.sort(draws.choice(250, size=120, replace=False))]
+    domains = {c: distance_module.column_domain(c, [train, synth, holdout], None) for c in columns}
+    noise = distance_module.random_public_data(columns, domains, len(synth), draws)
+    sample = measured.iloc[np.sort(draws.choice(120, size=120, replace=False))]  # BASELINE_ROWS > 120: all
+    frames = [measured, synth, held, noise]
+    np.testing.assert_allclose(got.dcr_train, _brute_force_gower_on(measured, synth, frames), atol=1e-12)
+    np.testing.assert_allclose(got.dcr_holdout, _brute_force_gower_on(held, synth, frames), atol=1e-12)
+    np.testing.assert_allclose(got.dcr_baseline, _brute_force_gower_on(sample, noise, frames), atol=1e-12)
+    assert got.measured == (120, 300) and (got.dcr_baseline > 0).all()
+
+
 def _survey_frame(rng: np.random.Generator, n: int, *, skew: float = 1.0) -> pd.DataFrame:
     """Mostly categorical records, as a household survey: eight category columns of 2 to 12 levels (their
     shares tilted by ``skew``) and two numeric ones with many zeros and some missing values."""

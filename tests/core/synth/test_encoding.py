@@ -123,6 +123,35 @@ def test_a_bin_never_decodes_onto_a_special_value_at_the_declared_precision():
     assert not (np.round(x, 2) == 0).any() and (np.round(x, 2) == 0.01).all()
 
 
+@pytest.mark.parametrize("bounds, decimals, integer, values, expected", [
+    # plain rounding where the bounds are on the grid
+    ((0.0, 1.0), 1, False, [0.04, 0.96, np.nan], [0.0, 1.0, np.nan]),
+    # an upper bound off the grid: 0.96 would round out to 1.0, it rounds in to 0.9 instead
+    ((0.0, 0.97), 1, False, [0.96, 0.5], [0.9, 0.5]),
+    # a whole-number column with a bound at 10.5: 10.4 rounds to 10, 10.5 itself to 10, not 11 (banker's
+    # rounding would give 10 anyway; 10.49 shows the clip is not what moves it)
+    ((0.5, 10.5), None, True, [0.6, 10.49, 10.5], [1, 10, 10]),
+    # no grid point between the bounds: plain rounding (the declaration cannot be met by any rounding)
+    ((0.01, 0.02), 1, False, [0.015], [0.0]),
+    # a value already outside the bounds is rounded and left where it is
+    ((0.0, 0.97), 1, False, [1.26], [1.3]),
+])
+def test_numbers_are_rounded_to_their_precision_without_leaving_their_bounds(bounds, decimals, integer, values,
+                                                                           expected):
+    col = ColumnSchema(name="x", kind="numeric", bounds=bounds, decimals=decimals, integer=integer, nullable=True)
+    out = in_schema_dtype(np.array(values, dtype=float), col)
+    expect = pd.Series(expected, dtype="Int64" if integer else float)
+    pd.testing.assert_series_equal(out.reset_index(drop=True), expect, check_names=False)
+
+
+def test_a_tiny_number_keeps_its_digits_when_its_precision_is_inferred():
+    from dpsynth_core.schema import infer_column
+    col = infer_column(pd.Series([0.0, 3.2589635082121624e-27, 1.5], name="b"))
+    assert col.decimals is None  # 27 digits are past MAX_DECIMALS: not rounded at all
+    assert infer_column(pd.Series([0.25, 1e-6, 3.0], name="c")).decimals == 6
+    assert infer_column(pd.Series([1e12, 2.5], name="d")).decimals == 1
+
+
 @pytest.mark.parametrize("fine, merge", [(40, 4), (40, 2), (20, 2)])
 def test_a_view_of_a_fine_grid_is_the_coarser_grid(fine, merge):
     # 40 bins merged 4 at a time are the 10 bins that encoding at 10 bins gives (the fine edges

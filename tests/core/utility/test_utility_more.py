@@ -333,6 +333,27 @@ def test_pegs_numeric_columns_use_shared_bins():
     assert pegs_distances(real, synth, bins=8).marginal["x"] == pytest.approx(np.sum((p - q) ** 2))
 
 
+def test_pegs_conditionals_with_hundreds_of_levels_by_crosstab():
+    """Codes are kept in the smallest integers that hold them (one byte for b, two for a's 300 levels); the
+    conditional distances are pandas' crosstabs' all the same (the joint codes of b given a pass 255)."""
+    rng = np.random.default_rng(12)
+    real = pd.DataFrame({"a": rng.integers(0, 300, 4000).astype(str), "b": rng.integers(0, 40, 4000).astype(str)})
+    synth = pd.DataFrame({"a": rng.integers(0, 300, 3000).astype(str), "b": rng.integers(0, 40, 3000).astype(str)})
+    d = pegs_distances(real, synth)
+
+    def conditional(x, y):  # levels of y seen in both; Σ (P_s(x | y) - P_r(x | y))² over those and every x
+        tr = pd.crosstab(real[x], real[y], normalize="columns")
+        ts = pd.crosstab(synth[x], synth[y], normalize="columns")
+        levels, both = tr.index.union(ts.index), tr.columns.intersection(ts.columns)
+        tr, ts = (t.reindex(index=levels, columns=both, fill_value=0.0) for t in (tr, ts))
+        return float(((ts - tr) ** 2).to_numpy().sum())
+
+    assert d.conditional.loc["a", "b"] == pytest.approx(conditional("a", "b"), rel=1e-12)
+    assert d.conditional.loc["b", "a"] == pytest.approx(conditional("b", "a"), rel=1e-12)
+    assert [pegs_distance.shared_codes(real[c], synth[c], numeric=False, bins=20)[0].dtype for c in "ab"] == \
+        [np.uint16, np.uint8]
+
+
 def test_pegs_regression_distance_by_hand():
     x = np.arange(10.0)
     real = pd.DataFrame({"x": x, "y": 1 + 2 * x + 0.01 * np.sin(x)})
