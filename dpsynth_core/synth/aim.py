@@ -21,9 +21,9 @@ differentially private synthetic data"), in zero-concentrated DP, with every col
   A single column has nothing more to choose: its histogram gets all of ρ.
 * Each round t = 1, 2, …: the model p̂ is fitted to every noisy marginal so far; one candidate r
   is chosen by the exponential mechanism at ε₀ (ρ = ε₀²/8) on the score
-  w_r (‖M_r(D) − N̂·M_r(p̂)‖₁ − √(2/π)·σ·cells_r), both tables on r's view: the error of the model on r, less the error its
-  measurement would itself carry (sensitivity max_r w_r: one record moves ‖M_r(D) − x‖₁ by at most
-  1 for any x fixed by the earlier rounds). Only candidates that keep the model's junction tree
+  w_r (‖M_r(D) − N̂·M_r(p̂)‖₁ − √(2/π)·σ·cells_r), both tables on r's view: the error of the model
+  on r, less the error its measurement would itself carry (sensitivity max_r w_r: one record moves
+  ‖M_r(D) − x‖₁ by at most 1 for any x fixed by the earlier rounds). Only candidates that keep the model's junction tree
   within (ρ spent / ρ)·``max_cells`` cells compete (public facts and earlier outputs). r's marginal
   is measured with discrete Gaussian noise σ (ρ = 1/(2σ²)) and p̂ is fitted again.
 * Annealing: when the fitted model moved r's marginal by at most √(2/π)·σ·cells_r (what the
@@ -392,8 +392,8 @@ def _ledger_steps(measured, first: dict, rounds: list[dict], rho: float) -> list
     """Round 0 as d discrete Gaussian tables, then one zCDP step per round (its selection and its
     measurement): the run's ρ is their sum, converted once into (ε, δ) by the ledger."""
     columns = measured["columns"]
-    merged = [f"{c} {rare.size} → {int(view[0].max()) + 1}" for c, rare, view in zip(columns, first["rare"], first["views"])
-              if rare.any()]
+    merged = [f"{c} {rare.size} → {int(view[0].max()) + 1}"
+              for c, rare, view in zip(columns, first["rare"], first["views"]) if rare.any()]
     one = DiscreteGaussian(first["rho"])
     steps = [one.step(f"round 0: 1-way marginals of {len(columns)} columns", repeats=first["repeats"],
                       detail=f"ρ = {rho:.4g} in all; T = {ROUNDS_PER_COLUMN}·d, α = {MEASURE_SHARE:g}: "
