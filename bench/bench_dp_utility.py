@@ -5,8 +5,7 @@ Ours (this venv): AIM, MST, PrivBayes, independent noisy marginals, at their def
 repository (never a dependency of the project; ``--peer NAME=PYTHON``): smartnoise-synth's MST and AIM,
 dpmm's MST, PrivBayes and AIM, OpenDP's MST and AIM. ``_peers.py`` says how each is called.
 
-Data: every bundled table of ``--datasets`` (diamonds, penguins and the zero-inflated table when it is
-bundled), split once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public;
+Data: every bundled table of ``--datasets`` (diamonds, penguins and randhie, the zero-inflated table), split once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public;
 ``--holdout 0`` gives every method the whole table).
 Every method gets the training rows, the total ε, δ = 1e-6 and n = the training rows, declared.
 The peers get the training rows as integer codes on the evaluation grid (each column's declared
@@ -23,9 +22,12 @@ Metrics, one code for every method, against the training rows:
 * TV2 holdout: TV2 against the real holdout.
 
 The row "real holdout" scores the holdout itself: the floor a synthesis of this many rows can reach.
-Medians over ``--runs`` unseeded runs. Time: fit + sample, wall clock and CPU seconds (ours: a cold
-measurement cache; a peer's: what its own script measured around fit + sample); a peer still running
-after ``--timeout`` seconds (600) is "> 600 s". ``--markdown FILE`` writes the tables.
+Medians over ``--runs`` unseeded runs (``--peer-runs`` for the peers, which take minutes each). Time: fit +
+sample, wall clock and CPU seconds (ours: a cold measurement cache; a peer's: what its own script measured
+around fit + sample). A peer gets ``--timeout`` seconds (600) of CPU time, a limit the operating system
+enforces, so a loaded machine does not cut it short; past it, it is "> 600 s" and not run again at that ε.
+Every run is appended to ``--out`` as it ends, and ``--tables-from`` writes the tables of earlier runs (the
+peers' runs and ours may be made apart and shown together). ``--markdown FILE`` writes the tables.
 
 Small first: ``--datasets penguins --epsilons 1 --runs 1``.
 """
@@ -35,6 +37,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import resource
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -112,15 +116,29 @@ def run_ours(method: str, params: dict, train, schema, eps: float) -> tuple[pd.D
     return s.data, wall, cpu
 
 
+#: Wall-clock limit of a peer's run, as a multiple of its CPU limit: a safety net for a peer that waits
+#: rather than computes (the CPU limit is the one that applies).
+WALL_FACTOR = 6
+
+
 def run_peer(peer: str, python: str, codes_path: Path, domain_path: Path, eps: float, n: int, workdir: Path,
              timeout: float) -> tuple[pd.DataFrame | None, dict]:
     """One fit + i.i.d. sample by a peer in its venv: its codes and what its script reported (None past the
-    time limit)."""
+    time limit: ``timeout`` seconds of CPU time, enforced by the operating system, so that the load of a
+    shared machine does not count against the peer)."""
     out_path = workdir / "peer_out.csv"
+
+    def cpu_limit():
+        limit = int(timeout) + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))  # SIGXCPU, then SIGKILL
+
     try:
         done = subprocess.run([python, str(PEER_SCRIPT), peer, str(codes_path), str(domain_path), repr(eps),
-                               repr(DELTA), repr(zcdp_rho(eps, DELTA)), str(n), str(out_path)], capture_output=True, text=True, timeout=timeout)
+                               repr(DELTA), repr(zcdp_rho(eps, DELTA)), str(n), str(out_path)], capture_output=True,
+                              text=True, timeout=WALL_FACTOR * timeout, preexec_fn=cpu_limit)
     except subprocess.TimeoutExpired:
+        return None, {"seconds": float("inf"), "cpu": float("inf")}
+    if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # past the CPU limit (soft, then hard)
         return None, {"seconds": float("inf"), "cpu": float("inf")}
     if done.returncode:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
@@ -139,12 +157,29 @@ def decoded(codes: pd.DataFrame, schema, columns, domains, n: int) -> pd.DataFra
     return assemble_frame(values, schema, columns, n)
 
 
-def bench_dataset(name: str, args, peers: dict[str, str], records: list, calls: dict) -> None:
+class Records(list):
+    """Every run's row, each also appended to ``path`` (a CSV) as it ends, so a long run keeps what it did."""
+
+    def __init__(self, path: str | None):
+        super().__init__()
+        self.path = Path(path) if path else None
+
+    def add(self, row: dict) -> None:
+        self.append(row)
+        if self.path is not None:
+            pd.DataFrame([row], columns=COLUMNS).to_csv(self.path, mode="a", index=False,
+                                                        header=not self.path.exists())
+
+
+COLUMNS = ["data", "ε", "method", "run", *METRICS, "wall s", "CPU s", "note"]
+
+
+def bench_dataset(name: str, args, peers: dict[str, str], records: Records) -> None:
     df, schema = core.load_bundled(name)
     train, holdout = split(df, args.holdout)
-    if len(holdout):
-        records.append({"data": name, "ε": float("nan"), "method": "real holdout", "run": 0,
-                        **scores(train, holdout, holdout, schema), "wall s": float("nan"), "CPU s": float("nan")})
+    if len(holdout) and args.ours:
+        records.add({"data": name, "ε": float("nan"), "method": "real holdout", "run": 0,
+                     **scores(train, holdout, holdout, schema), "wall s": float("nan"), "CPU s": float("nan")})
     tmp = tempfile.TemporaryDirectory(prefix="dp_utility_")  # public data only, removed at the end
     workdir = Path(tmp.name)
     codes, domains = encode(train, schema, schema.used, EVAL_BINS)
@@ -156,29 +191,28 @@ def bench_dataset(name: str, args, peers: dict[str, str], records: list, calls: 
             method, params = OURS[label]
             for run in range(args.runs):
                 synth, wall, cpu = run_ours(method, params, train, schema, eps)
-                records.append({"data": name, "ε": eps, "method": label, "run": run,
-                                **scores(train, holdout, synth, schema), "wall s": wall, "CPU s": cpu})
+                records.add({"data": name, "ε": eps, "method": label, "run": run,
+                             **scores(train, holdout, synth, schema), "wall s": wall, "CPU s": cpu})
         for peer, python in peers.items():
-            for run in range(args.runs):
+            for run in range(args.peer_runs):
+                row = {"data": name, "ε": eps, "method": peer, "run": run}
                 try:
                     got, info = run_peer(peer, python, codes_path, domain_path, eps, len(train), workdir, args.timeout)
                 except Exception as exc:  # a peer failing is a result to report, not a crash of the bench
-                    print(f"{peer} on {name} at ε = {eps:g}: {type(exc).__name__}: {exc}")
+                    records.add({**row, "note": f"failed: {type(exc).__name__}: {exc}"})
                     break
-                row = {"data": name, "ε": eps, "method": peer, "run": run, "wall s": info["seconds"],
-                       "CPU s": info["cpu"]}
+                row.update({"wall s": info["seconds"], "CPU s": info["cpu"]})
                 if got is None:
-                    records.append({**row, **{m: float("nan") for m in METRICS}})
+                    records.add({**row, "note": f"past {args.timeout:g} s of CPU time"})
                     break  # past the limit once: the other runs would be too
-                calls[peer] = info["call"]
-                records.append({**row, **scores(train, holdout, decoded(got, schema, df.columns, domains, len(train)),
-                                                schema)})
+                records.add({**row, **scores(train, holdout, decoded(got, schema, df.columns, domains, len(train)),
+                                             schema), "note": info["call"]})
     tmp.cleanup()
 
 
 def table(records: list) -> str:
-    """Markdown tables of the medians, one per data set and ε."""
-    runs = pd.DataFrame(records)
+    """Markdown tables of the medians, one per data set and ε; then how each peer was called, and what failed."""
+    runs = pd.DataFrame(records).reindex(columns=COLUMNS)
     lines = []
     for (name, eps), group in runs.groupby(["data", "ε"], sort=False, dropna=False):
         med = group.groupby("method", sort=False)[METRICS + ["wall s", "CPU s"]].median()
@@ -188,47 +222,61 @@ def table(records: list) -> str:
                   "| --- " * (len(METRICS) + 4) + "|"]
         for method, row in med.iterrows():
             late = np.isinf(row["wall s"])
+            failed = group[group["method"] == method]["note"].astype(str).str.startswith("failed").all()
             cells = ["—" if late or np.isnan(row[m]) else f"{row[m]:.4g}" for m in METRICS]
-            time_cells = [f"> {TIMEOUT:g} s", "—"] if late else \
+            time_cells = [f"> {TIMEOUT:g} s", "—"] if late else ["failed", "—"] if failed else \
                 ["—" if np.isnan(row[t]) else f"{row[t]:.3g}" for t in ("wall s", "CPU s")]
             lines.append(f"| {method} | {count[method]} | " + " | ".join(cells + time_cells) + " |")
         lines.append("")
+    notes = runs.dropna(subset=["note"]).astype({"note": str})  # (a column of no notes reads back as float)
+    calls = notes[~notes["note"].str.startswith(("failed", "past"))].drop_duplicates("method")
+    lines += ["How each peer was called:", ""] + [f"* {m}: {c}" for m, c in zip(calls["method"], calls["note"])]
+    failures = notes[notes["note"].str.startswith("failed")]
+    if len(failures):
+        lines += ["", "Failed runs:", ""] + [f"* {r['method']} on {r['data']} at ε = {r['ε']:g}: {r['note']}"
+                                             for _, r in failures.iterrows()]
     return "\n".join(lines)
 
 
 def main() -> None:
     global TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", nargs="*", default=[d for d in ("diamonds", "penguins", "zero_inflated")
-                                                      if d in BUNDLED])
+    ap.add_argument("--datasets", nargs="*", default=[d for d in ("diamonds", "penguins", "randhie") if d in BUNDLED])
     ap.add_argument("--epsilons", nargs="*", type=float, default=list(EPSILONS))
     ap.add_argument("--runs", type=int, default=RUNS)
+    ap.add_argument("--peer-runs", type=int, default=None, help="runs of each peer (default: --runs)")
     ap.add_argument("--ours", nargs="*", default=list(OURS), choices=list(OURS))
     ap.add_argument("--peer", action="append", default=[], metavar="NAME=PYTHON",
                     help=f"a peer and the python of its venv, e.g. 'dpmm AIM=/work/venvs/peers/bin/python'; "
                          f"peers: {', '.join(PEERS)}")
     ap.add_argument("--holdout", type=float, default=HOLDOUT,
                     help="share of rows held out (0: every method gets the whole table, as issue 30's 'Done when')")
-    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds before a peer is '> timeout'")
-    ap.add_argument("--out", default=None, help="also write every run to this CSV")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="CPU seconds before a peer is '> timeout'")
+    ap.add_argument("--out", default=None, help="append every run to this CSV as it ends")
+    ap.add_argument("--tables-from", nargs="*", default=None, metavar="CSV",
+                    help="run nothing: write the tables of the runs in these CSVs (written by --out)")
     ap.add_argument("--markdown", default=None, help="write the tables to this file")
     args = ap.parse_args()
     TIMEOUT = args.timeout
+    args.peer_runs = args.runs if args.peer_runs is None else args.peer_runs
     peers = dict(p.split("=", 1) for p in args.peer)
     unknown = sorted(set(peers) - set(PEERS))
     if unknown:
         raise SystemExit(f"unknown peer(s) {unknown}; peers: {', '.join(PEERS)}")
-    records, calls = [], {}
-    for name in args.datasets:
-        bench_dataset(name, args, peers, records, calls)
-    text = "\n".join([machine(), "", f"Medians of unseeded runs; δ = {DELTA:g}; holdout share {args.holdout:g}; "
-                      f"TV on {EVAL_BINS} bins per numeric column.", "", table(records)]
-                     + ["How each peer was called:", ""] + [f"* {p}: {c}" for p, c in calls.items()])
+    if args.tables_from is not None:
+        records = pd.concat([pd.read_csv(f) for f in args.tables_from]).to_dict("records")
+        head = "Runs read from " + ", ".join(Path(f).name for f in args.tables_from) + "."
+    else:
+        records = Records(args.out)
+        for name in args.datasets:
+            bench_dataset(name, args, peers, records)
+        head = machine()
+    held = "" if args.tables_from is not None else f"holdout share {args.holdout:g}; "  # (not in the CSV)
+    text = "\n".join([head, "", f"Medians of unseeded runs; δ = {DELTA:g}; {held}"
+                      f"TV on {EVAL_BINS} bins per numeric column.", "", table(records)])
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")
-    if args.out:
-        pd.DataFrame(records).to_csv(args.out, index=False)
 
 
 if __name__ == "__main__":

@@ -4,20 +4,26 @@ McKenna, Mullins, Sheldon & Miklau (2022, "AIM: an adaptive and iterative mechan
 differentially private synthetic data"), in zero-concentrated DP, with every column discretised
 (numeric columns in ``bins`` bins over their declared public bounds):
 
+* Numeric resolution: a numeric column's ``bins`` fine bins also have coarser views, the bins merged
+  ``VIEW_MERGES`` at a time (public: the domain alone decides). The model keeps the fine grid; a round
+  may measure a set of columns on any of its views, so where noise makes the fine table useless the
+  coarse one is measured, and the model splits a coarse cell by what the other measurements say.
 * Workload W: every pair of columns and every triple of at most ``AIM.triple_max_cells``
-  cells (public: the domains alone decide). The candidates are W's sets and their subsets; a
-  candidate r weighs w_r = Σ_{s ∈ W} |r ∩ s| (how much of the workload it informs).
+  cells on the coarsest views (public: the domains alone decide). The candidates are W's sets and
+  their subsets, each on each of its views; a candidate r weighs w_r = Σ_{s ∈ W} |r ∩ s| (how much of
+  the workload it informs), whatever its view.
 * ρ is the largest whose (ε, δ) bound (Canonne, Kamath, Steinke 2020) is ≤ ε. With T = 4·d
   (``ROUNDS_PER_COLUMN``; the paper has 16·d) and a share α = 0.9 (``MEASURE_SHARE``) of each round on measuring,
   σ = √(T / (2αρ)) and ε₀ = √(8(1 − α)ρ / T) to start.
-* Round 0: every 1-way marginal, discrete Gaussian noise σ (a record adds 1 to one cell of each:
-  ρ = d/(2σ²)).
+* Round 0: every 1-way marginal on the fine grid, discrete Gaussian noise σ (a record adds 1 to one
+  cell of each: ρ = d/(2σ²)); the values counted below 3σ merged into one (post-processing), in every
+  view.
   A single column has nothing more to choose: its histogram gets all of ρ.
 * Each round t = 1, 2, …: the model p̂ is fitted to every noisy marginal so far; one candidate r
   is chosen by the exponential mechanism at ε₀ (ρ = ε₀²/8) on the score
-  w_r (‖M_r(D) − N̂·M_r(p̂)‖₁ − √(2/π)·σ·cells_r): the error of the model on r, less the error its
-  measurement would itself carry (sensitivity max_r w_r: one record moves ‖M_r(D) − x‖₁ by at most
-  1 for any x fixed by the earlier rounds). Only candidates that keep the model's junction tree
+  w_r (‖M_r(D) − N̂·M_r(p̂)‖₁ − √(2/π)·σ·cells_r), both tables on r's view: the error of the model
+  on r, less the error its measurement would itself carry (sensitivity max_r w_r: one record moves
+  ‖M_r(D) − x‖₁ by at most 1 for any x fixed by the earlier rounds). Only candidates that keep the model's junction tree
   within (ρ spent / ρ)·``max_cells`` cells compete (public facts and earlier outputs). r's marginal
   is measured with discrete Gaussian noise σ (ρ = 1/(2σ²)) and p̂ is fitted again.
 * Annealing: when the fitted model moved r's marginal by at most √(2/π)·σ·cells_r (what the
@@ -54,10 +60,10 @@ from ..privacy.accounting import zcdp_rho
 from ..privacy.audit import Audit, Broken, CellCounts, three_columns
 from . import options as opt
 from .base import Synthesizer, register
-from .encoding import column_domain, decode_column, encode
-from .forecasting import VERDICT, Forecast, domain_sizes, level_of, n_text, spendable
-from .graphical import (JunctionTree, conditionals, count_table, exact_l1, fit_potentials, junction_tree, merge_rare,
-                        model_cells, model_marginal, sample_tree)
+from .encoding import column_domain, decode_column, encode, view_codes
+from .forecasting import VERDICT, Forecast, level_of, n_text, spendable
+from .graphical import (JunctionTree, aggregate, conditionals, count_table, exact_l1, fit_potentials, junction_tree,
+                        merge_rare, model_cells, model_marginal, sample_tree)
 
 # T = 4·d rounds set the starting σ and ε₀. The paper's 16·d spends its first rounds at 2× the noise; on the
 # 80 % training rows of diamonds (5 runs each, bins 20) median TV2 was 0.0281 / 0.0155 / 0.0124 at ε = 0.3 / 1 / 3
@@ -68,6 +74,9 @@ ROUND_ITERATIONS = 30    # mirror-descent steps after each round (warm-started f
 FINAL_ITERATIONS = 300   # mirror-descent steps of the last fit, the one sampled from
 RARE_SIGMAS = 3.0        # a value whose round-0 noisy count is below this many σ is merged with the other rare ones
 BIAS = math.sqrt(2 / math.pi)  # E|Z| for Z ~ N(0, 1): the L1 error per cell a measurement carries, over σ
+#: The views of a numeric column a round may measure: its fine bins (``bins``) merged 1 or 3 at a time (30 bins
+#: by default: 30 or 10 cells).
+VIEW_MERGES = (1, 3)
 
 
 SCORE_BITS = 20  # the model's counts in a score are rounded to multiples of 2^−20 (as MST's): exact scores
@@ -105,22 +114,30 @@ def candidate_weights(work: list[tuple[int, ...]], d: int) -> dict[tuple[int, ..
     return {r: sum(len(set(r) & set(s)) for s in work) for r in closure}
 
 
-def total_cells(sizes: list[int], triple_cells: int) -> int:
-    """Cells of every exact table the measure step keeps (the candidates)."""
-    return sum(math.prod(sizes[v] for v in r) for r in candidate_weights(workload(sizes, triple_cells), len(sizes)))
+def total_cells(sizes: list[int], coarse: list[int], triple_cells: int) -> int:
+    """Cells of every exact table the measure step keeps (the candidates, on the fine grid ``sizes``; the
+    workload's triples are capped on their coarsest view, ``coarse``)."""
+    return sum(math.prod(sizes[v] for v in r) for r in candidate_weights(workload(coarse, triple_cells), len(sizes)))
+
+
+def coarsest(domain) -> int:
+    """Cells of a column's coarsest view (:data:`VIEW_MERGES`)."""
+    return int(view_codes(domain, VIEW_MERGES[-1]).max()) + 1
 
 
 def forecast_aim(schema, epsilon: float, n: int | None, *, bins: int, delta: float = constraints.DEFAULT_DELTA) -> Forecast:
     """The noise of AIM's first measurements, σ₀ = √(T/(2αρ)) per cell, against the rows in a cell of an
-    average 2-way table (n / cells): later rounds measure with less noise once σ halves, so this is the
-    most a measured marginal gets.
+    average 2-way table (n / cells) on the coarsest view of each numeric column (bins merged
+    ``VIEW_MERGES[-1]`` at a time), the table a round measures when the noise makes finer ones useless:
+    later rounds measure with less noise once σ halves, so this is the most a measured marginal gets.
 
     Level by σ₀ / (n / cells), as MST's: good < 0.2, fair < 1, poor beyond. On the benchmark's tables
-    (bench/bench_dp_utility.py) diamonds is fair at ε = 0.3 (0.55) and good from ε = 1 (0.18), where AIM's
-    TV2 was a fifth of independent marginals'; penguins is poor at ε = 0.3, 1 and 3 (40, 13, 4.7), where
-    every marginal-based method was worse than independent marginals.
+    (bench/bench_dp_utility.py, 30 bins) diamonds is good at ε = 0.3, 1 and 3 (0.14, 0.045, 0.016), where
+    AIM's TV2 was at most a fifth of independent marginals'; randhie is fair at ε = 0.3 (0.24) and good from
+    ε = 1; penguins is poor at ε = 0.3, 1 and 3 (11, 3.7, 1.3), where every marginal-based method was worse
+    than independent marginals.
     """
-    sizes = list(domain_sizes(schema, bins).values())
+    sizes = [coarsest(column_domain(schema[c], bins)) for c in schema.used]
     d = len(sizes)
     rho = zcdp_rho(spendable(epsilon, n), delta)
     sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho))
@@ -132,7 +149,8 @@ def forecast_aim(schema, epsilon: float, n: int | None, *, bins: int, delta: flo
                         f"(about n/{cells:,.0f}) are unknown.", "unknown")
     level = level_of(sigma / (n / cells), 0.2, 1.0)
     return Forecast(f"{head}, against about {n / cells:,.0f} rows in a cell of an average pair of columns "
-                    f"({cells:,.0f} cells; {n_text(n)}): {VERDICT[level]}.", level)
+                    f"({cells:,.0f} cells with numeric columns at their coarsest, {bins} bins merged "
+                    f"{VIEW_MERGES[-1]} at a time; {n_text(n)}): {VERDICT[level]}.", level)
 
 
 @register
@@ -147,10 +165,11 @@ class AIM(Synthesizer):
                    "the model gets most wrong, measure it with discrete Gaussian noise and refit a graphical model "
                    "to every noisy marginal; records drawn i.i.d. from the model (McKenna et al. 2022; "
                    "zCDP, reported as (ε, δ)-DP). Keeps marginals, pairs and triples.")
-    # Bins per numeric column: 20 on diamonds at ε = 1 (bench/bench_dp_utility.py): at 10 the spread inside
-    # a bin alone kept the pMSE ratio near 30 whatever the model; at 40 the noise spread too thin for the
-    # 2-way TV. The model-size cap bounds the memory and the time of each inference pass.
-    options = (opt.bins(20),
+    # Bins per numeric column, the fine grid (rounds may measure it merged 3 at a time, VIEW_MERGES): 30, by
+    # bench/bench_dp_utility.py at ε = 1 (docs/aim.md, "Numeric resolution"): against 20 bins without views the
+    # pMSE ratio (5,000 rows each) on randhie fell from 6.3 to 4.4 and diamonds' TV2 stayed under 0.0176; at 40
+    # diamonds' TV2 rose to 0.019. The model-size cap bounds the memory and the time of each inference pass.
+    options = (opt.bins(30),
                opt.Option("max_cells", "int", 200_000,
                           "Most cells the model's junction tree may hold (its memory and time).", low=1000))
     rank = 30
@@ -173,8 +192,9 @@ class AIM(Synthesizer):
         return forecast_aim(schema, epsilon, n, bins=bins)
 
     def suggestion(self, schema, epsilon, n, forecast):
-        """Where its forecast is good or fair: on diamonds AIM's TV2 was the lowest of every method at
-        ε = 0.3, 1 and 3; where it is poor (penguins) independent marginals were closer."""
+        """Where its forecast is good or fair: on diamonds and randhie AIM's TV2 was the lowest of our methods
+        (level with MST on diamonds at ε = 0.3) and at most half of independent marginals' at ε = 0.3, 1 and 3
+        (bench/README-dp-utility.md); where it is poor (penguins) independent marginals were closer."""
         if forecast is None or forecast.level not in ("good", "fair"):
             return None
         return (": its noise is small against the rows per cell here, and on the benchmark it kept the 2- and "
@@ -185,8 +205,8 @@ class AIM(Synthesizer):
         if len(columns) > self.max_columns:
             return (f"AIM scores every pair and triple of columns each round, too many for {len(columns)} "
                     f"columns (at most {self.max_columns}); synthesize fewer columns or use MST.")
-        sizes = [column_domain(schema[c], bins).size for c in columns]
-        cells = total_cells(sizes, self.triple_max_cells)
+        domains = [column_domain(schema[c], bins) for c in columns]
+        cells = total_cells([d.size for d in domains], [coarsest(d) for d in domains], self.triple_max_cells)
         if cells > constraints.MARGINAL_MAX_CELLS:
             return (f"AIM keeps every 1-, 2- and 3-way table of these {len(columns)} columns it may measure, "
                     f"{cells:,} cells in all, over the cap of {constraints.MARGINAL_MAX_CELLS:,}; synthesize "
@@ -196,7 +216,7 @@ class AIM(Synthesizer):
     def measure(self, df, schema, columns, *, bins, max_cells):
         codes, domains = encode(df, schema, columns, bins)
         sizes = [d.size for d in domains]
-        weights = candidate_weights(workload(sizes, self.triple_max_cells), len(columns))
+        weights = candidate_weights(workload([coarsest(d) for d in domains], self.triple_max_cells), len(columns))
         exact = {r: count_table(codes[:, list(r)], [sizes[v] for v in r]) for r in weights}
         return {"columns": list(columns), "domains": domains, "sizes": sizes, "weights": weights, "exact": exact}
 
@@ -209,39 +229,64 @@ class AIM(Synthesizer):
         first = _first_round(measured, sigma, noise)
         rounds, model = _rounds(measured, first, rho, max_cells, noise)
         codes = sample_tree(model["tree"], model["beliefs"], n, rng)
-        values = {c: decode_column(_bins_of(codes[:, j], first["groups"][j], first["noisy"][j], rng), dom, rng)
+        values = {c: decode_column(_bins_of(codes[:, j], first["views"][j][0], first["noisy"][j], rng), dom, rng)
                   for j, (c, dom) in enumerate(zip(measured["columns"], measured["domains"]))}
         return values, _ledger_steps(measured, first, rounds, rho)
 
 
 def _first_round(measured, sigma: float, noise) -> dict:
-    """Round 0: every column's noisy histogram (σ each), its rare values merged (post-processing),
-    and every candidate's exact table summed over the merged codes (what later rounds measure)."""
+    """Round 0: every column's noisy histogram on its fine grid (σ each); the values counted below 3σ merged
+    into one rare cell (post-processing), the model's values; every candidate's exact table on each of its
+    views (what later rounds measure)."""
     drawn = [noisy(measured["exact"][(v,)], sigma, noise) for v in range(len(measured["columns"]))]
     noisy1, var = [y for y, _ in drawn], drawn[0][1]
-    groups = [merge_rare(y, RARE_SIGMAS * sigma) for y in noisy1]
-    sizes = [int(g.max()) + 1 for g in groups]
-    seen = {(v,): [(np.bincount(g, weights=y), np.bincount(g) * var)] for v, (g, y) in enumerate(zip(groups, noisy1))}
-    tables = {r: _merged(t, [groups[v] for v in r]) for r, t in measured["exact"].items()}
-    return {"sigma": sigma, "noisy": noisy1, "groups": groups, "sizes": sizes, "seen": seen, "tables": tables,
-            "rho": 1 / (2 * sigma ** 2), "repeats": len(noisy1)}
+    rare = [_rare(merge_rare(y, RARE_SIGMAS * sigma)) for y in noisy1]
+    views = [[_view(dom, merge, r) for merge in VIEW_MERGES] for dom, r in zip(measured["domains"], rare)]
+    candidates = {}
+    for r in measured["weights"]:
+        for level in range(len(VIEW_MERGES)):
+            if level and all(np.array_equal(views[v][level], views[v][level - 1]) for v in r):
+                continue  # the same table as the finer view
+            maps = [views[v][level] for v in r]
+            model_maps = [_coarser(views[v][0], m) for v, m in zip(r, maps)]
+            candidates[(r, level)] = (None if all(m is None for m in model_maps) else model_maps,
+                                      aggregate(measured["exact"][r], maps))
+    seen = {((v,), 0): [(np.bincount(views[v][0], weights=y), np.bincount(views[v][0]) * var)]
+            for v, y in enumerate(noisy1)}
+    return {"sigma": sigma, "views": views, "seen": seen, "noisy": noisy1, "candidates": candidates,
+            "rho": 1 / (2 * sigma ** 2), "repeats": len(noisy1), "rare": rare}
 
 
-def _merged(table: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
-    """An integer ``table`` with the cells of each axis summed by that axis's codes (still integers)."""
-    for axis, g in enumerate(groups):
-        onehot = np.zeros((g.size, int(g.max()) + 1), dtype=np.int64)
-        onehot[np.arange(g.size), g] = 1
-        table = np.moveaxis(np.tensordot(table, onehot, axes=([axis], [0])), -1, axis)
-    return table
+def _rare(kept: np.ndarray) -> np.ndarray:
+    """Which values merge_rare merged into its one rare cell (``kept``: its code of each; none when it
+    merged nothing)."""
+    if np.bincount(kept).max() == 1:
+        return np.zeros(kept.size, bool)
+    return kept == kept.max()
 
 
-def _bins_of(codes: np.ndarray, groups: np.ndarray, noisy1: np.ndarray, rng) -> np.ndarray:
-    """Each model code's bin (or category): its own, or for the merged code one of the merged values
-    drawn in proportion to their noisy counts (≥ 0; evenly when none is positive)."""
+def _view(domain, merge: int, rare: np.ndarray) -> np.ndarray:
+    """The view code of each fine bin (or category) of a column: its bins merged ``merge`` at a time
+    (:func:`.encoding.view_codes`), the rare ones one cell of their own; codes 0 … k − 1 in order. Each
+    view is a coarsening of the finer ones: its cells are unions of theirs."""
+    codes = np.where(rare, view_codes(domain, merge).max() + 1, view_codes(domain, merge))
+    return np.unique(codes, return_inverse=True)[1].astype(np.int64)
+
+
+def _coarser(model_of: np.ndarray, view_of: np.ndarray) -> np.ndarray | None:
+    """The view cell of each model value (the view is as coarse as the model or coarser); None when the
+    view is the model's own values."""
+    out = np.zeros(model_of.max() + 1, dtype=np.int64)
+    out[model_of] = view_of
+    return None if np.array_equal(out, np.arange(out.size)) else out
+
+
+def _bins_of(codes: np.ndarray, fine: np.ndarray, noisy1: np.ndarray, rng) -> np.ndarray:
+    """Each model code's bin (or category): its own, or for the rare cell one of the values it merges,
+    drawn in proportion to their round-0 noisy counts (≥ 0; evenly when none is positive)."""
     out = np.zeros(codes.size, dtype=np.int64)
-    for code in range(int(groups.max()) + 1):
-        members = np.flatnonzero(groups == code)
+    for code in range(int(fine.max()) + 1):
+        members = np.flatnonzero(fine == code)
         rows = codes == code
         w = np.clip(noisy1[members], 0, None)
         w = w / w.sum() if w.sum() > 0 else np.full(members.size, 1 / members.size)
@@ -251,10 +296,11 @@ def _bins_of(codes: np.ndarray, groups: np.ndarray, noisy1: np.ndarray, rng) -> 
 
 def _rounds(measured, first: dict, rho: float, max_cells: int, noise) -> tuple[list[dict], dict]:
     """The adaptive rounds after round 0, until ρ is spent; what each did and the last fitted model."""
-    weights, tables, seen = measured["weights"], first["tables"], dict(first["seen"])
+    weights, candidates, seen = measured["weights"], first["candidates"], dict(first["seen"])
     sigma, rho_used = first["sigma"], first["rho"] * first["repeats"]
-    eps0 = math.sqrt(8 * (1 - MEASURE_SHARE) * rho / (ROUNDS_PER_COLUMN * len(first["sizes"])))
-    model = _fit(seen, first["sizes"], None, ROUND_ITERATIONS)
+    eps0 = math.sqrt(8 * (1 - MEASURE_SHARE) * rho / (ROUNDS_PER_COLUMN * len(first["views"])))
+    sizes = [int(view[0].max()) + 1 for view in first["views"]]
+    model = _fit(seen, candidates, sizes, None, ROUND_ITERATIONS)
     rounds = []
     while rho - rho_used > 1e-12 * rho:
         last = rho - rho_used < 2 * (1 / (2 * sigma ** 2) + eps0 ** 2 / 8)
@@ -263,73 +309,91 @@ def _rounds(measured, first: dict, rho: float, max_cells: int, noise) -> tuple[l
             sigma, eps0 = math.sqrt(1 / (2 * MEASURE_SHARE * left)), math.sqrt(8 * (1 - MEASURE_SHARE) * left)
         spent = 1 / (2 * sigma ** 2) + eps0 ** 2 / 8
         rho_used = rho if last else rho_used + spent
-        r, before, pool = _choose(model, tables, weights, sigma, eps0, rho_used / rho * max_cells, noise)
-        seen[r] = seen.get(r, []) + [noisy(tables[r], sigma, noise)]
-        model = _fit(seen, first["sizes"], model, FINAL_ITERATIONS if last else ROUND_ITERATIONS)
-        moved = np.abs(model["total"] * _marginal(model, r) - before).sum()
-        annealed = not last and moved <= BIAS * sigma * tables[r].size
-        rounds.append({"set": r, "sigma": sigma, "eps0": eps0, "rho": spent, "candidates": pool,
-                       "annealed": annealed})
+        key, before, pool = _choose(model, candidates, weights, sigma, eps0, rho_used / rho * max_cells, noise)
+        seen[key] = seen.get(key, []) + [noisy(candidates[key][1], sigma, noise)]
+        model = _fit(seen, candidates, sizes, model, FINAL_ITERATIONS if last else ROUND_ITERATIONS)
+        moved = np.abs(model["total"] * _marginal(model, key, candidates) - before).sum()
+        annealed = not last and moved <= BIAS * sigma * candidates[key][1].size
+        rounds.append({"set": key[0], "level": key[1], "cells": candidates[key][1].size, "sigma": sigma,
+                       "eps0": eps0, "rho": spent, "candidates": pool, "annealed": annealed})
         if annealed:  # the measurement told the model little: measure more precisely from now on
             sigma, eps0 = sigma / 2, eps0 * 2
     return rounds, model
 
 
-def _choose(model: dict, tables: dict, weights: dict, sigma: float, eps0: float, limit: float, noise):
-    """One round's choice by the exponential mechanism among the candidates that keep the model within
-    ``limit`` cells; returns the set, the model's counts on it before measuring, and the pool's size.
+def _choose(model: dict, candidates: dict, weights: dict, sigma: float, eps0: float, limit: float, noise):
+    """One round's choice by the exponential mechanism among the candidates (a set of columns on one of its
+    views) that keep the model within ``limit`` cells; returns the candidate, the model's counts on it
+    before measuring, and the pool's size.
 
     Scores are exact: the model's counts (a function of earlier outputs) are rounded to multiples of
     2^−20 and the L1 distance to the integer table computed in integers, so one record moves it by at
-    most 1 and a score by at most w_r, as the sensitivity max_r w_r assumes.
+    most 1 and a score by at most w_r, as the sensitivity max_r w_r assumes (every view of r weighs w_r).
     """
-    pool = [r for r in weights if _fits(model, r, limit)]
-    fitted = [model["total"] * _marginal(model, r) for r in pool]
+    pool = [key for key in candidates if _fits(model, key[0], limit)]
+    fitted = [model["total"] * _marginal(model, key, candidates) for key in pool]
     unit = 2 ** SCORE_BITS
-    scores = [weights[r] * (Fraction(exact_l1(tables[r] * unit, np.rint(f * unit).astype(np.int64)), unit)
-                            - Fraction(BIAS * sigma * tables[r].size)) for r, f in zip(pool, fitted)]
+    scores = []
+    for key, f in zip(pool, fitted):
+        table = candidates[key][1]
+        scores.append(weights[key[0]] * (Fraction(exact_l1(table * unit, np.rint(f * unit).astype(np.int64)), unit)
+                                         - Fraction(BIAS * sigma * table.size)))
     k = select(scores, eps0, max(weights.values()), noise)
     return pool[k], fitted[k], len(pool)
 
+
 def _fits(model: dict, r: tuple[int, ...], limit: float) -> bool:
-    """Whether measuring ``r`` keeps the model's junction tree within ``limit`` cells."""
-    tree: JunctionTree = model["tree"]
-    return tree.home(r) >= 0 or model_cells(list(model["sets"]) + [r], tree.sizes) <= limit
+    """Whether measuring ``r`` (on any view: the model keeps the fine grid) keeps the model's junction tree
+    within ``limit`` cells."""
+    if r not in model["fits"]:
+        tree: JunctionTree = model["tree"]
+        model["fits"][r] = tree.home(r) >= 0 or model_cells(list(model["sets"]) + [r], tree.sizes) <= limit
+    return model["fits"][r]
 
 
-def _marginal(model: dict, r: tuple[int, ...]) -> np.ndarray:
-    """The fitted model's distribution over the columns ``r``."""
+def _marginal(model: dict, key, candidates: dict) -> np.ndarray:
+    """The fitted model's distribution over a candidate's columns, summed to its view (each set's marginal
+    is computed once per fit)."""
+    r = key[0]
     if model.get("conds") is None:
-        model["conds"] = conditionals(model["tree"], model["beliefs"])
-    return model_marginal(model["tree"], model["beliefs"], model["conds"], r)
+        model["conds"], model["marginals"] = conditionals(model["tree"], model["beliefs"]), {}
+    if r not in model["marginals"]:
+        model["marginals"][r] = model_marginal(model["tree"], model["beliefs"], model["conds"], r)
+    maps = candidates[key][0]
+    return model["marginals"][r] if maps is None else aggregate(model["marginals"][r], maps)
 
 
-def _fit(seen: dict, sizes: list[int], previous: dict | None, iterations: int) -> dict:
+def _fit(seen: dict, candidates: dict, sizes: list[int], previous: dict | None, iterations: int) -> dict:
     """The model fitted to every noisy marginal so far, warm-started from ``previous`` (post-processing).
 
-    Repeated measurements of one set combine into their inverse-variance weighted mean (cell by cell);
-    the total N̂ weighs each table's sum by the inverse of its variance (the sum of its cells').
+    The model is over every column's fine grid (its rare values merged); a table measured on a coarser
+    view is a sum of the model's cells. Repeated measurements of one candidate combine into their
+    inverse-variance weighted mean (cell by cell); the total N̂ weighs each table's sum by the inverse of
+    its variance (the sum of its cells').
     """
     targets = {}
-    for r, got in seen.items():
+    for key, got in seen.items():
         w = [1 / np.asarray(v, dtype=float) for _, v in got]
-        targets[r] = (sum(wi * y for wi, (y, _) in zip(w, got)) / sum(w), 1 / sum(w))
+        targets[key] = (sum(wi * y for wi, (y, _) in zip(w, got)) / sum(w), 1 / sum(w))
+    scopes = {key: (key[0], candidates[key][0]) for key in targets}
     sums = np.array([y.sum() for y, _ in targets.values()])
     var = np.array([np.sum(np.broadcast_to(v, y.shape)) for y, v in targets.values()])
     total = max(float(np.sum(sums / var) / np.sum(1 / var)), 1.0)
-    tree = junction_tree(list(targets), sizes)
+    sets = sorted({r for r, _ in targets}, key=lambda r: (len(r), r))
+    tree = junction_tree(sets, sizes)
     theta = previous["theta"] if previous is not None else {}
     step = previous["step"] if previous is not None else None
-    theta, beliefs, step = fit_potentials(tree, targets, total, theta, iterations, step)
-    return {"tree": tree, "sets": list(targets), "theta": theta, "beliefs": beliefs, "step": step,
-            "total": total, "conds": None}
+    theta, beliefs, step = fit_potentials(tree, targets, total, theta, iterations, step, views=scopes)
+    return {"tree": tree, "sets": sets, "theta": theta, "beliefs": beliefs, "step": step, "total": total,
+            "conds": None, "fits": {}}
 
 
 def _ledger_steps(measured, first: dict, rounds: list[dict], rho: float) -> list[Step]:
     """Round 0 as d discrete Gaussian tables, then one zCDP step per round (its selection and its
     measurement): the run's ρ is their sum, converted once into (ε, δ) by the ledger."""
-    columns, sizes = measured["columns"], first["sizes"]
-    merged = [f"{c} {len(g)} → {s}" for c, g, s in zip(columns, first["groups"], sizes) if s < len(g)]
+    columns = measured["columns"]
+    merged = [f"{c} {rare.size} → {int(view[0].max()) + 1}"
+              for c, rare, view in zip(columns, first["rare"], first["views"]) if rare.any()]
     one = DiscreteGaussian(first["rho"])
     steps = [one.step(f"round 0: 1-way marginals of {len(columns)} columns", repeats=first["repeats"],
                       detail=f"ρ = {rho:.4g} in all; T = {ROUNDS_PER_COLUMN}·d, α = {MEASURE_SHARE:g}: "
@@ -338,9 +402,10 @@ def _ledger_steps(measured, first: dict, rounds: list[dict], rho: float) -> list
                              + (f": {', '.join(merged)} values" if merged else ": none"))]
     for k, rd in enumerate(rounds, 1):
         names = ", ".join(columns[v] for v in rd["set"])
-        cells = math.prod(sizes[v] for v in rd["set"])
+        merge = VIEW_MERGES[rd["level"]]
+        view = f", numeric bins merged {merge} at a time" if merge > 1 else ""
         steps.append(Step("exponential mechanism (exact) + discrete Gaussian", f"round {k}: marginal of {names} "
-                          f"({cells:,} cells)", None, rho=rd["rho"], sigma=rd["sigma"],
+                          f"({rd['cells']:,} cells{view})", None, rho=rd["rho"], sigma=rd["sigma"],
                           detail=f"chosen among {rd['candidates']} candidates at ε₀ = {rd['eps0']:.4g} "
                                  f"(ρ = ε₀²/8; score sensitivity {max(measured['weights'].values())}), measured "
                                  f"with σ = {rd['sigma']:.4g} (ρ = 1/(2σ²), L2 sensitivity 1)"

@@ -13,6 +13,10 @@ column, so each special value's share is its cell's.
 The special-value cells are kept in their own functions (:func:`with_specials`,
 :func:`encode_specials`, :func:`decode_specials`), apart from the binning of
 the numeric range, so the two can change independently.
+
+A numeric column may be modelled on a fine grid and measured through coarser
+views of it (:func:`view_codes`): adjacent bins merged, its special-value and
+missing cells kept their own in every view.
 """
 
 from __future__ import annotations
@@ -86,6 +90,24 @@ def numeric_edges(lo: float, hi: float, *, integer: bool, bins: int) -> np.ndarr
         edges = np.array([lo, hi], dtype=float)
     edges = np.unique(edges)  # sorted already; merges the edges floating point made equal
     return edges if len(edges) > 1 else np.array([lo, hi], dtype=float)
+
+
+def view_codes(domain: Domain, merge: int) -> np.ndarray:
+    """The code, in a coarser view of ``domain``, of each of its codes: a numeric column's bins merged
+    ``merge`` at a time (adjacent ones, in order; the last cell may hold fewer), each special value's cell
+    and the missing cell their own cells after them. Categories are not merged (they have no order).
+
+    The views depend on the declared domain alone, so a table measured over a view is a marginal like any
+    other: one record adds 1 to one of its cells.
+
+    >>> col = ColumnSchema(name="x", kind="numeric", bounds=(0.0, 10.0), specials=(0.0,), nullable=True)
+    >>> view_codes(column_domain(col, 5), 2).tolist()  # 5 bins, the special 0, missing
+    [0, 0, 1, 1, 2, 3, 4]
+    """
+    if domain.column.kind != "numeric" or merge <= 1:
+        return np.arange(domain.size)
+    merged = np.arange(domain.n_bins) // merge
+    return np.concatenate([merged, merged[-1] + 1 + np.arange(domain.size - domain.n_bins)])
 
 
 # -- special values: one cell each, released exactly -------------------------------------------------

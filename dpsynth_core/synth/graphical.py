@@ -235,6 +235,30 @@ def junction_tree(sets, sizes) -> JunctionTree:
     return JunctionTree(tuple(cliques), tuple(parent), tuple(order), tuple(sizes))
 
 
+def aggregate(table: np.ndarray, maps) -> np.ndarray:
+    """``table`` with the cells of each axis summed by that axis's view codes: ``maps`` holds one array per
+    axis (a code for each of its cells, 0 … k − 1) or None for an axis kept as it is. An integer table stays
+    an integer table (its sums are exact below 2**53).
+
+    >>> aggregate(np.arange(6).reshape(2, 3), [None, np.array([0, 1, 0])]).tolist()
+    [[2, 1], [8, 4]]
+    """
+    shape = [int(m.max()) + 1 if m is not None else table.shape[k] for k, m in enumerate(maps)]
+    flat = np.zeros([1] * table.ndim, dtype=np.int64)
+    for k, m in enumerate(maps):
+        codes = np.arange(table.shape[k]) if m is None else np.asarray(m, dtype=np.int64)
+        flat = flat * shape[k] + codes.reshape([-1 if a == k else 1 for a in range(table.ndim)])
+    out = np.bincount(np.broadcast_to(flat, table.shape).ravel(), weights=table.ravel(),
+                      minlength=math.prod(shape)).reshape(shape)
+    return np.rint(out).astype(np.int64) if np.issubdtype(table.dtype, np.integer) else out
+
+
+def expand(table: np.ndarray, maps) -> np.ndarray:
+    """A table over views spread back over the cells they merge (the inverse broadcast of :func:`aggregate`):
+    each cell takes its view cell's value."""
+    return table[np.ix_(*[np.arange(table.shape[k]) if m is None else m for k, m in enumerate(maps)])]
+
+
 def sum_to(table: np.ndarray, columns, keep) -> np.ndarray:
     """``table`` (axes: ``columns``, increasing) summed over every column not in ``keep``."""
     return table.sum(axis=tuple(i for i, v in enumerate(columns) if v not in keep))
@@ -346,38 +370,46 @@ FIT_TOLERANCE = 1e-6
 
 
 def fit_potentials(tree: JunctionTree, targets: dict, total: float, theta: dict, iterations: int,
-                   step: float | None = None) -> tuple[dict, list[np.ndarray], float]:
+                   step: float | None = None, views: dict | None = None) -> tuple[dict, list[np.ndarray], float]:
     """Log-potentials of the model on ``tree`` fitted to noisy marginals (post-processing of them).
 
-    ``targets`` maps a set of columns r (increasing) to its noisy counts y_r and their variance v_r
-    (per cell: one number, or an array of y_r's shape); the loss is ½ Σ_r ‖c_r − y_r‖² / v_r with c_r = N·μ_r the model's counts on r
-    (N = ``total``), Private-PGM's estimator (McKenna et al. 2019). Two kinds of step, each with a
-    line search (halve until the loss falls, then try twice the size):
+    ``targets`` maps a key to noisy counts y and their variance v (per cell: one number, or an array of y's
+    shape). A key is a set of columns r (increasing), or, with ``views``, anything that ``views`` maps to
+    (r, maps): y is then the table over r with each column's cells merged by its view codes (``maps``, as
+    :func:`aggregate` takes them). The loss is ½ Σ ‖c − y‖² / v with c = N·μ the model's counts on that
+    table (N = ``total``), Private-PGM's estimator (McKenna et al. 2019). A view's potential is constant
+    over the cells it merges, so the model stays in the family exp(Σ θ) over the model's own cells. Two
+    kinds of step, each with a line search (halve until the loss falls, then try twice the size):
 
-    1. scaled steps θ_r ← θ_r − η (c_r − y_r)/max(c_r, √v_r), η ≤ 1: at η = 1 a cell's log-count
+    1. scaled steps θ ← θ − η (c − y)/max(c, √v), η ≤ 1: at η = 1 a cell's log-count
        moves by its relative error, as iterative proportional fitting does, so large and small cells
        converge together; it may stop lowering the loss near the optimum, and then
-    2. mirror descent, θ_r ← θ_r − α N(c_r − y_r)/v_r (the gradient in μ_r), which always can.
+    2. mirror descent, θ ← θ − α N(c − y)/v (the gradient in μ), which always can.
 
-    ``theta`` (r → array) is the start (sets missing from it start at 0) and ``step`` the last
+    ``theta`` (key → array) is the start (keys missing from it start at 0) and ``step`` the last
     mirror-descent α. Returns the fitted θ, the calibrated clique marginals and α.
     """
-    home = {r: tree.home(r) for r in targets}
-    theta = {r: theta.get(r, np.zeros([tree.sizes[v] for v in r])) for r in targets}
+    scope = {key: (views[key] if views is not None else (key, None)) for key in targets}
+    home = {key: tree.home(r) for key, (r, _) in scope.items()}
+    theta = {key: theta[key] if key in theta else np.zeros(np.shape(y)) for key, (y, _) in targets.items()}
     scaled = True
 
-    def lift(by_set: dict) -> list[np.ndarray]:
+    def lift(by_key: dict) -> list[np.ndarray]:
         out = [np.zeros([tree.sizes[v] for v in c]) for c in tree.cliques]
-        for r, t in by_set.items():
-            out[home[r]] = out[home[r]] + spread(t, r, tree.cliques[home[r]], tree.sizes)
+        for key, t in by_key.items():
+            r, maps = scope[key]
+            t = t if maps is None else expand(t, maps)
+            out[home[key]] = out[home[key]] + spread(t, r, tree.cliques[home[key]], tree.sizes)
         return out
 
     def loss_direction(beliefs) -> tuple[float, dict]:
         loss, direction = 0.0, {}
-        for r, (y, v) in targets.items():
-            c = total * sum_to(beliefs[home[r]], tree.cliques[home[r]], r)
+        for key, (y, v) in targets.items():
+            r, maps = scope[key]
+            mu = sum_to(beliefs[home[key]], tree.cliques[home[key]], r)
+            c = total * (mu if maps is None else aggregate(mu, maps))
             loss += 0.5 * float(np.sum((c - y) ** 2 / v))
-            direction[r] = (c - y) / np.maximum(c, np.sqrt(v)) if scaled else total * (c - y) / v
+            direction[key] = (c - y) / np.maximum(c, np.sqrt(v)) if scaled else total * (c - y) / v
         return loss, direction
 
     potentials = lift(theta)

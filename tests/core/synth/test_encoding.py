@@ -15,7 +15,7 @@ import pytest
 
 from dpsynth_core.schema import ColumnSchema
 from dpsynth_core.synth.encoding import (OUTSIDE, column_domain, decode_column, encode_column, in_schema_dtype,
-                                        schema_dtype)
+                                        schema_dtype, view_codes)
 
 # (values, declared categories): text, whole numbers, floats and booleans, with missing values, labels
 # outside the categories, and equal labels of different types (1, 1.0, True hash alike).
@@ -150,3 +150,17 @@ def test_a_tiny_number_keeps_its_digits_when_its_precision_is_inferred():
     assert col.decimals is None  # 27 digits are past MAX_DECIMALS: not rounded at all
     assert infer_column(pd.Series([0.25, 1e-6, 3.0], name="c")).decimals == 6
     assert infer_column(pd.Series([1e12, 2.5], name="d")).decimals == 1
+
+
+@pytest.mark.parametrize("fine, merge", [(40, 4), (40, 2), (20, 2)])
+def test_a_view_of_a_fine_grid_is_the_coarser_grid(fine, merge):
+    # 40 bins merged 4 at a time are the 10 bins that encoding at 10 bins gives (the fine edges
+    # hold the coarse ones, bounds [0, 100]); special values and missing keep cells of their own
+    col = ColumnSchema(name="x", kind="numeric", bounds=(0.0, 100.0), nullable=True, specials=(-1.0,))
+    rng = np.random.default_rng(3)
+    values = pd.Series(np.concatenate([rng.uniform(0, 100, 2000), [-1.0, 0.0, 100.0, np.nan, 2.5, 97.5]]))
+    fine_domain, coarse_domain = column_domain(col, fine), column_domain(col, fine // merge)
+    got = view_codes(fine_domain, merge)[encode_column(values, fine_domain)]
+    np.testing.assert_array_equal(got, encode_column(values, coarse_domain))
+    categorical = column_domain(ColumnSchema(name="c", kind="categorical", categories=("a", "b", "c")), fine)
+    assert view_codes(categorical, merge).tolist() == [0, 1, 2]  # no order: never merged

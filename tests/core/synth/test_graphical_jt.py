@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsynth_core.synth.graphical import (calibrate, conditionals, fit_potentials, junction_tree, merge_rare,
-                                          model_cells, model_marginal, sample_tree, spread, sum_to, triangulate)
+from dpsynth_core.synth.graphical import (aggregate, calibrate, conditionals, expand, fit_potentials, junction_tree,
+                                          merge_rare, model_cells, model_marginal, sample_tree, spread, sum_to,
+                                          triangulate)
 
 SIZES = (2, 3, 2, 4, 3, 2)
 # a cycle 0–1–2–3–0 (needs a fill-in edge), a triple hanging off 3, and column 5 alone
@@ -115,6 +116,36 @@ def test_fit_minimises_the_weighted_squared_error():
     # m = (Y + y1)/2 = (475, 525), which sums to N as it must; the rows keep y2's differences
     np.testing.assert_allclose(fitted.sum(axis=1), [475.0, 525.0], atol=0.5)
     np.testing.assert_allclose(fitted[0, 0] - fitted[0, 1], 200.0, atol=0.5)
+
+
+def test_aggregate_and_expand_by_hand():
+    t = np.arange(24).reshape(2, 3, 4)
+    maps = [None, np.array([1, 0, 1]), np.array([0, 0, 1, 2])]
+    want = np.zeros((2, 2, 3), dtype=np.int64)  # the plain loop over every cell
+    for i, j, k in np.ndindex(t.shape):
+        want[i, maps[1][j], maps[2][k]] += t[i, j, k]
+    got = aggregate(t, maps)
+    assert got.dtype == np.int64 and got.tolist() == want.tolist()
+    wide = expand(got, maps)  # each cell takes its view cell's value
+    assert wide.shape == t.shape and all(wide[i, j, k] == got[i, maps[1][j], maps[2][k]]
+                                         for i, j, k in np.ndindex(t.shape))
+
+
+def test_fit_to_a_coarse_view_recovers_it():
+    # column 0 has 4 values; the 2-way target sees them merged 2 at a time (a view), the 1-way target sees
+    # them all. Targets are the exact (consistent) counts of a joint table: the fitted model reproduces both,
+    # and inside each merged pair its split follows the 1-way table, the only one that sees it.
+    rng = np.random.default_rng(4)
+    joint = rng.dirichlet(np.ones(12)).reshape(4, 3)
+    total, view = 10_000.0, np.array([0, 0, 1, 1])
+    targets = {"pair": (total * aggregate(joint, [view, None]), 25.0), "one": (total * joint.sum(axis=1), 25.0)}
+    tree = junction_tree([(0, 1), (0,)], (4, 3))
+    scopes = {"pair": ((0, 1), [view, None]), "one": ((0,), None)}
+    _, beliefs, _ = fit_potentials(tree, targets, total, {}, 1000, views=scopes)
+    conds = conditionals(tree, beliefs)
+    fitted = total * model_marginal(tree, beliefs, conds, (0, 1))
+    np.testing.assert_allclose(aggregate(fitted, [view, None]), targets["pair"][0], atol=0.5)
+    np.testing.assert_allclose(fitted.sum(axis=1), targets["one"][0], atol=0.5)
 
 
 def test_merge_rare_keeps_order_and_merges_the_rest():
