@@ -174,7 +174,7 @@ class AIM(Synthesizer):
                           "Most cells the model's junction tree may hold (its memory and time).", low=1000))
     rank = 30
     #: Asked before MST (priority 0): where its forecast is not poor, the benchmark measured it closest to the
-    #: data (module docstring of bench/bench_dp_utility.py; figures in bench/README-dp-utility.md).
+    #: data (module docstring of bench/bench_dp_utility.py; figures in bench/README.md).
     suggest_priority = -1
     #: Most columns: each round scores every pair and triple of them.
     max_columns = 40
@@ -194,7 +194,7 @@ class AIM(Synthesizer):
     def suggestion(self, schema, epsilon, n, forecast):
         """Where its forecast is good or fair: on diamonds and randhie AIM's TV2 was the lowest of our methods
         (level with MST on diamonds at ε = 0.3) and at most half of independent marginals' at ε = 0.3, 1 and 3
-        (bench/README-dp-utility.md); where it is poor (penguins) independent marginals were closer."""
+        (bench/README.md); where it is poor (penguins) independent marginals were closer."""
         if forecast is None or forecast.level not in ("good", "fair"):
             return None
         return (": its noise is small against the rows per cell here, and on the benchmark it kept the 2- and "
