@@ -595,7 +595,7 @@ COMMANDS = {
     "cap": ("Set the most that DP runs may spend on a dataset in all; a run that would pass it is refused before "
             "the data are read.", cmd_cap, True, _cap_arguments),
     "methods": ("The synthesizers --method takes, in the app's order: name, whether it is DP, what it is.",
-                cmd_methods, False, None),
+                cmd_methods, False, lambda p: None),  # --ledger-db only, like every command (it writes nothing)
     "audit": ("Empirical privacy audit of a DP method: runs it many times on a public look-alike table and its "
               "neighbour with one planted record, and bounds ε from below (docs/audit.md). Reads no data.",
               cmd_audit, False, _audit_arguments),
@@ -614,8 +614,6 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.set_defaults(run=run)
         if name != command:
-            continue
-        if arguments is None:  # reads no data and writes no store
             continue
         if data:
             p.add_argument("data", help="the confidential table (CSV with one header row)")

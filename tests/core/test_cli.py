@@ -1,5 +1,6 @@
 """The command line end to end: ``python -m dpsynth_core …`` on the bundled data, in a temporary folder."""
 
+import argparse
 import contextlib
 import io
 import json
@@ -483,3 +484,11 @@ def test_methods_lists_every_synthesizer_in_the_apps_order_with_whether_it_is_dp
     for name, rest in rows:
         dp = SYNTHESIZERS[name].is_dp
         assert rest.startswith("DP " if dp else "not DP") and rest.endswith(SYNTHESIZERS[name].label)
+
+
+@pytest.mark.parametrize("command", list(cli.COMMANDS))
+def test_every_command_takes_the_ledger_store_path(command):
+    # Issue 26: the app and every command use one store, chosen by --ledger-db (or $DPSYNTH_LEDGER).
+    parser = cli._parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    assert "--ledger-db" in {s for a in sub._actions for s in a.option_strings}
