@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from . import risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
+from . import constraints
 from .metric_info import METRICS
 from .schema import Schema
 from .synth import SYNTHESIZERS
@@ -73,13 +74,18 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
     """
     s = summarise(points[points["method"] == method], risk, utility).dropna(subset=["epsilon"])
     s = s.sort_values("epsilon")
-    hit = [i for i, v in zip(s.index, s["y"]) if reaches(v, threshold, utility)]
+    capped = _capped(points[points["method"] == method], utility, threshold)
+    hit = [i for i, e, v in zip(s.index, s["epsilon"], s["y"]) if reaches(v, threshold, utility) and e not in capped]
     label = SYNTHESIZERS[method].label if method in SYNTHESIZERS else method
     ulabel, rlabel = (METRICS[m].label if m in METRICS else m for m in (utility, risk))
+    caveat = "" if not capped else (" Not counted: " + "; ".join(
+        f"ε = {e:g}, where on so few rows the {ulabel} could not exceed {c:.3g}" for e, c in sorted(capped.items()))
+        + ".")
     if not hit:
         top = s["epsilon"].max() if len(s) else float("nan")
         return {"epsilon": None, "utility": None, "risk": None,
-                "sentence": f"{label} does not reach {ulabel} {threshold:g} at any ε up to {top:g} in this sweep."}
+                "sentence": f"{label} does not reach {ulabel} {threshold:g} at any ε up to {top:g} in this sweep."
+                            + caveat}
     row = s.loc[hit[0]]
     lower = s.loc[s["epsilon"] < row["epsilon"], "epsilon"]
     if len(lower):
@@ -94,7 +100,19 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
             "resolution": resolution,
             "acceptable": None if info is None else info.is_acceptable(float(row["y"])),
             "sentence": (f"The smallest ε at which {label} reaches {ulabel} {threshold:g} is {row['epsilon']:g} "
-                         f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}.")}
+                         f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}." + caveat)}
+
+
+def _capped(points: pd.DataFrame, utility: str, threshold: float) -> dict[float, float]:
+    """The ε of ``points`` (one method's) whose pMSE ratio could not have exceeded the threshold, or the level
+    this app calls unacceptable if that is lower, on the rows it was fitted on (its ``pmse_ratio_ceiling``,
+    the smallest over replicates), with that ceiling: a value below the threshold there says nothing (a
+    synthesis of a handful of rows scores low whatever it holds)."""
+    if utility != "pmse_ratio" or "pmse_ratio_ceiling" not in points:
+        return {}
+    bar = min(threshold, constraints.PMSE_RATIO_ACCEPTABLE)
+    ceiling = points.dropna(subset=["epsilon"]).groupby("epsilon")["pmse_ratio_ceiling"].min()
+    return {float(e): float(c) for e, c in ceiling.items() if c <= bar}
 
 
 def dp_methods(points: pd.DataFrame) -> list[str]:

@@ -92,11 +92,13 @@ def score(real: pd.DataFrame, synth: pd.DataFrame, *, schema: Schema | None, see
 
 def rows_used(shared: dict) -> dict[str, int]:
     """The sample sizes behind the sampled measures of one :func:`score` call, from its ``shared`` results:
-    ``propensity_rows`` (stacked rows of the propensity fit) and ``dcr_rows`` (confidential records whose
-    DCR was measured), each where that measure was computed."""
+    ``propensity_rows`` (stacked rows of the propensity fit) with ``pmse_ratio_ceiling`` (the most its pMSE
+    ratio could read on those rows, :attr:`PropensityResult.ratio_ceiling`) and ``dcr_rows`` (confidential
+    records whose DCR was measured), each where that measure was computed."""
     out = {}
     if "propensity" in shared:
         out["propensity_rows"] = int(shared["propensity"].n_used)
+        out["pmse_ratio_ceiling"] = float(shared["propensity"].ratio_ceiling)
     if "dcr" in shared:
         out["dcr_rows"] = len(shared["dcr"])
     return out
@@ -389,7 +391,23 @@ def sample_note(points: pd.DataFrame) -> str | None:
     if not parts:
         return None
     return ("Samples behind the measures: " + "; ".join(parts) + ". The other measures use every row; the "
-            "table's columns propensity_rows and dcr_rows give each point's sizes.")
+            "table's columns propensity_rows and dcr_rows give each point's sizes." + _capped_note(points))
+
+
+def _capped_note(points: pd.DataFrame) -> str:
+    """A sentence naming the points whose pMSE ratio could not read unacceptable on the rows it was fitted on
+    (``pmse_ratio_ceiling`` below :data:`~dpsynth_core.constraints.PMSE_RATIO_ACCEPTABLE`), or ''."""
+    if "pmse_ratio_ceiling" not in points:
+        return ""
+    low = points[points["pmse_ratio_ceiling"] < constraints.PMSE_RATIO_ACCEPTABLE]
+    if low.empty:
+        return ""
+    ceilings = low.groupby(["method", "epsilon"])["pmse_ratio_ceiling"].min()
+    where = ", ".join(f"{SYNTHESIZERS[m].label if m in SYNTHESIZERS else m} at ε = {e:g} (at most {c:.3g})"
+                      for (m, e), c in ceilings.items())
+    return (f" On so few rows the pMSE ratio of these points could not reach "
+            f"{constraints.PMSE_RATIO_ACCEPTABLE:g}, so a low value there says nothing about their utility: "
+            f"{where}; the steward's answer does not count them.")
 
 
 def _sizes(rows: pd.Series) -> str:

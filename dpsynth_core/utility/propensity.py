@@ -16,6 +16,7 @@ General and specific utility measures for synthetic data. JRSS A 181(3).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -270,11 +271,34 @@ class PropensityResult:
         return None
 
     @property
+    def ratio_ceiling(self) -> float:
+        """The largest pMSE ratio this logistic fit could report: pMSE is at most c(1 − c) (every score 0 or
+        1 on the right side), and the null is (k − 1)(1 − c)²c/N, so the ratio is at most N/((k − 1)(1 − c))
+        for N rows fitted and k parameters. On few rows with many terms it falls below the levels the pages
+        read the ratio by: 638 stacked rows and 86 parameters (penguins) cap it near 15, a synthesis of 5
+        rows beside 344 real ones near 4. Infinite for CART and for a fit scored on held-out rows (no such
+        bound applies)."""
+        if self.model != "logit" or self.holdout > 0 or self.n_params <= 1 or self.n_fit <= 0:
+            return math.inf
+        c = self.n_synth / len(self.labels) if len(self.labels) else 0.5
+        return self.n_fit / ((self.n_params - 1) * (1.0 - c)) if c < 1 else math.inf
+
+    @property
+    def capped(self) -> bool:
+        """Whether :attr:`ratio_ceiling` is below the acceptable level: the ratio could not read poor here."""
+        return self.ratio_ceiling < constraints.PMSE_RATIO_ACCEPTABLE
+
+    @property
     def notes(self) -> tuple[str, ...]:
         """Sentences the app shows beside the figures."""
         out = list(self.reductions)
         if self.ratio_note:
             out.append(self.ratio_note)
+        if self.capped:
+            out.append(f"On {self.n_fit:,} stacked rows ({self.n_synth:,} synthetic) with {self.n_params} "
+                       f"parameters the pMSE ratio cannot exceed {self.ratio_ceiling:.3g}, below the "
+                       f"{constraints.PMSE_RATIO_ACCEPTABLE:g} this app calls unacceptable: it cannot show poor "
+                       "utility here. Read SPECKS and AUC, or compare more rows.")
         if not self.converged:
             out.append("The logistic fit did not converge: real and synthetic rows are (almost) perfectly "
                        "separable. pMSE is then near its maximum; AUC and SPECKS still rank correctly.")

@@ -51,6 +51,11 @@ def utility_verdict(prop: PropensityResult, summary: UtilitySummary, reg: Regres
     level = pmse_ratio_level(prop.pmse_ratio)
     lines = [f"pMSE ratio {prop.pmse_ratio:.3g} on {prop.n_used:,} stacked rows: {LEVEL_WORDS[level]} "
              f"(under {constraints.PMSE_RATIO_GOOD:g} good, under {constraints.PMSE_RATIO_ACCEPTABLE:g} acceptable)."]
+    if prop.capped and level != "poor":  # the reading cannot be trusted: the ratio could not have read poor
+        level = "unknown"
+        lines[0] = (f"pMSE ratio {prop.pmse_ratio:.3g} on {prop.n_used:,} stacked rows, but on so few rows it cannot "
+                    f"exceed {prop.ratio_ceiling:.3g}: it cannot tell fair from poor here (SPECKS "
+                    f"{prop.specks:.2f}, AUC {prop.auc:.2f}).")
     lines.append(_columns_line(summary))
     pairs = _pairs_line(summary)
     if pairs:

@@ -112,3 +112,29 @@ def test_the_answer_states_the_grid_resolution():
                                  "the true smallest ε lies between 0.3 and 1: add grid points there to narrow it.")
     low = smallest_epsilon(sweep, "independent", "ks_mean", 0.5, "exact_copy_share")
     assert low["epsilon"] == 0.3 and low["resolution"].startswith("0.3 is the lowest ε in this grid")
+
+
+def test_a_point_whose_pmse_ratio_could_not_exceed_the_threshold_does_not_answer():
+    # ε = 0.1 scores pMSE ratio 4 (under the threshold 10), but its fit's ceiling is 4.2 (a handful of synthetic
+    # rows): it could not have read 10, so it says nothing; the answer is ε = 1 (ratio 6, ceiling 15).
+    rows = [("independent", 0.1, 0, 0.0, 0.1, 4.0), ("independent", 1.0, 0, 0.0, 0.1, 6.0),
+            ("independent", 10.0, 0, 0.0, 0.1, 5.0)]
+    sweep = _sweep(rows).assign(pmse_ratio_ceiling=[4.2, 15.0, 15.0], dcr_median=0.1)
+    answer = smallest_epsilon(sweep, "independent", "pmse_ratio", 10.0, "dcr_median")
+    assert answer["epsilon"] == 1.0
+    assert "Not counted: ε = 0.1, where on so few rows the pMSE ratio could not exceed 4.2." in answer["sentence"]
+    # Without the column (a sweep table written before it), every point counts as before.
+    old = sweep.drop(columns="pmse_ratio_ceiling")
+    assert smallest_epsilon(old, "independent", "pmse_ratio", 10.0, "dcr_median")["epsilon"] == 0.1
+    # Another measure is not concerned.
+    assert smallest_epsilon(sweep, "independent", "ks_mean", 0.2, "dcr_median")["epsilon"] == 0.1
+
+
+def test_the_maps_note_names_the_points_whose_ratio_could_not_read_unacceptable():
+    from dpsynth_core.rumap import sample_note
+    table = pd.DataFrame({"method": ["independent", "independent", "mst"], "epsilon": [0.1, 1.0, 0.1],
+                          "propensity_rows": [349, 688, 688], "pmse_ratio_ceiling": [4.21, 15.9, 16.0]})
+    note = sample_note(table)
+    assert "could not reach 10" in note and "Independent noisy marginals at ε = 0.1 (at most 4.21)" in note
+    assert "ε = 1 " not in note and "MST" not in note
+    assert "could not reach" not in sample_note(table.assign(pmse_ratio_ceiling=20.0))

@@ -75,3 +75,23 @@ def test_interval_plot_scales_each_coefficient_by_its_real_interval():
     assert list(synth.x) == [0.0, 1.5]
     assert list(synth.error_x.arrayminus) == [2.0, 1.0] and list(synth.error_x.array) == [2.0, 1.0]
     assert list(zero.x) == [-2.0, -5.0]
+
+
+def test_the_pmse_ratio_ceiling_by_hand_and_on_a_separable_synthesis():
+    # 300 real rows and 6 synthetic ones far from them: the logit separates them, pMSE ≈ c(1 − c), and the ratio
+    # sits at its ceiling N/((k − 1)(1 − c)), k the fit's parameters (main effects and pairwise interactions of
+    # a number and two categories of 10 and 5 levels: dozens), so the ceiling is under 10.
+    rng = np.random.default_rng(3)
+    real = pd.DataFrame({"x": rng.normal(0, 1, 300), "g": rng.choice(list("abcdefghij"), 300),
+                         "h": rng.choice(list("vwxyz"), 300)})
+    synth = pd.DataFrame({"x": np.full(6, 50.0), "g": list("abcdef"), "h": list("vwxyzv")})
+    prop = propensity_metrics(real, synth, interactions=True, seed=0)
+    c = 6 / 306
+    assert prop.ratio_ceiling == pytest.approx(306 / ((prop.n_params - 1) * (1 - c)), rel=1e-12)
+    assert prop.pmse_ratio <= prop.ratio_ceiling * (1 + 1e-9)
+    assert prop.pmse_ratio == pytest.approx(prop.ratio_ceiling, rel=0.05)  # separable: at the ceiling
+    assert prop.capped and any("cannot exceed" in n for n in prop.notes)
+    # The verdict does not read such a ratio as acceptable.
+    summary = utility_summary(real, synth)
+    v = utility_verdict(prop, summary)
+    assert v.level == "unknown" and "cannot tell fair from poor" in v.lines[0]
