@@ -178,6 +178,15 @@ def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict |
     grid = np.array(sorted(dp["epsilon"].unique()))
     used = float(grid[np.argmin(np.abs(np.log(grid) - math.log(epsilon)))])
     at = dp[dp["epsilon"] == used]
+    unranked = {}  # methods whose pMSE ratio could not read unacceptable here, with its ceiling: it ranks nothing
+    for m in dict.fromkeys(at["method"]):
+        capped = _capped(at[at["method"] == m], utility, math.inf)
+        if capped:
+            unranked[m] = min(capped.values())
+    if len(unranked) < at["method"].nunique():
+        at = at[~at["method"].isin(unranked)]
+    else:
+        unranked = {}
     means = at.groupby("method", sort=False)[utility].mean()
     order = np.argsort(_loss(means.to_numpy(float), utility, "utility"), kind="stable")
     ranking = {m: float(means.iloc[i]) for i, m in ((i, means.index[i]) for i in order)}
@@ -190,6 +199,9 @@ def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict |
                 f"(mean of {reps} replicate{'s' if reps != 1 else ''})")
     others = [f"{SYNTHESIZERS[m].label} {v:.3g}" for m, v in list(ranking.items())[1:]]
     sentence += (", against " + ", ".join(others) + ".") if others else "; it is the only DP method in this sweep."
+    if unranked:
+        sentence += (" Not ranked: " + ", ".join(f"{SYNTHESIZERS[m].label} (on so few rows its {ulabel} could not "
+                                                  f"exceed {c:.3g})" for m, c in unranked.items()) + ".")
     if not at.loc[at["method"] == best, "is_dp"].all():
         sentence += " These runs are not DP as run (see their ledgers: e.g. bounds read off the data)."
     return {"method": best, "epsilon": used, "utility": value, "ranking": ranking, "sentence": sentence}

@@ -138,3 +138,16 @@ def test_the_maps_note_names_the_points_whose_ratio_could_not_read_unacceptable(
     assert "could not reach 10" in note and "Independent noisy marginals at ε = 0.1 (at most 4.21)" in note
     assert "ε = 1 " not in note and "MST" not in note
     assert "could not reach" not in sample_note(table.assign(pmse_ratio_ceiling=20.0))
+
+
+def test_a_method_whose_pmse_ratio_could_not_read_unacceptable_is_not_ranked():
+    from dpsynth_core.frontier import best_dp_method
+    rows = [("independent", 0.1, 0, 0.0, 0.1, 4.9), ("mst", 0.1, 0, 0.0, 0.1, 19.0)]
+    sweep = _sweep(rows).assign(pmse_ratio_ceiling=[4.87, 16.0])
+    best = best_dp_method(sweep, 0.1, "pmse_ratio")
+    assert best["method"] == "mst" and list(best["ranking"]) == ["mst"]
+    assert "Not ranked: Independent noisy marginals (on so few rows its pMSE ratio could not exceed 4.87)." \
+        in best["sentence"]
+    # Every method capped: ranked as measured (nothing better to say), and no other measure is concerned.
+    assert best_dp_method(sweep.assign(pmse_ratio_ceiling=4.0), 0.1, "pmse_ratio")["method"] == "independent"
+    assert best_dp_method(sweep, 0.1, "ks_mean")["ranking"].keys() == {"independent", "mst"}
