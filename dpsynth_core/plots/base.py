@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from .. import constraints
 from ..metric_info import METRICS
 from ..frontier import summarise
 from ..rumap import NO_EPSILON
@@ -183,12 +184,14 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
     summary = summarise(points, x, y)
     xl = METRICS[x].label if x in METRICS else x
     yl = METRICS[y].label if y in METRICS else y
+    ceiling = _capped_ceilings(points, y)
     fig, lines = go.Figure(), 0
     for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
         part = part.sort_values("epsilon")
         ref = bool(part["reference"].iloc[0]) or method == "original"
         lines += 0 if ref else 1
         eps_text = [("ε = " + f"{e:g}") if not math.isnan(e) else "not DP" for e in part["epsilon"]]
+        capped = [ceiling.get((method, e)) for e in part["epsilon"]]  # hollow: the ratio could not read poor
         name = esc(part["label"].iloc[0]) + ("" if part["is_dp"].all() else " (not DP)")
         fig.add_trace(go.Scatter(
             x=part["x"], y=part["y"], name=name,
@@ -197,13 +200,15 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
             # References sit at the risky edge (the original data is the riskiest release): label inwards.
             textposition=("top left" if method == "original" else "bottom left") if ref
             else _TEXT_POSITIONS[lines % len(_TEXT_POSITIONS)], cliponaxis=False,
-            marker=dict(size=14 if ref else 9, symbol="star" if ref else "circle",
+            marker=dict(size=14 if ref else 9,
+                        symbol="star" if ref else ["circle-open" if c is not None else "circle" for c in capped],
                         color="black" if method == "original" else METHOD_COLOURS[i % len(METHOD_COLOURS)]),
             error_x=dict(type="data", array=part["x_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
             error_y=dict(type="data", array=part["y_sd"].fillna(0), visible=bool(part["reps"].max() > 1)),
             customdata=np.stack([part["method"], part["epsilon"].fillna(NO_EPSILON), part["seed"]], axis=1),
             hovertext=[f"{name}<br>{t}<br>{esc(xl)} = {a:.4g}<br>{esc(yl)} = {b:.4g}"
-                       for t, a, b in zip(eps_text, part["x"], part["y"])],
+                       + (f"<br>(on so few rows it could not exceed {c:.3g})" if c is not None else "")
+                       for t, a, b, c in zip(eps_text, part["x"], part["y"], capped)],
             hoverinfo="text",
         ))
     front = summary[summary["pareto"]].sort_values("x")
@@ -228,6 +233,15 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
     fig.update_layout(height=560, clickmode="event+select", margin=dict(t=60),
                       legend=dict(yref="container", y=0.93, yanchor="top"))
     return fig
+
+
+def _capped_ceilings(points: pd.DataFrame, y: str) -> dict:
+    """(method, ε) → the smallest ``pmse_ratio_ceiling`` over replicates, for the points whose pMSE ratio could
+    not read unacceptable (:data:`~dpsynth_core.constraints.PMSE_RATIO_ACCEPTABLE`); empty for another measure."""
+    if y != "pmse_ratio" or "pmse_ratio_ceiling" not in points:
+        return {}
+    low = points.dropna(subset=["epsilon"]).groupby(["method", "epsilon"])["pmse_ratio_ceiling"].min()
+    return {key: float(c) for key, c in low.items() if c < constraints.PMSE_RATIO_ACCEPTABLE}
 
 
 def dcr_figure(dcr) -> go.Figure:

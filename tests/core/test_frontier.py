@@ -151,3 +151,12 @@ def test_a_method_whose_pmse_ratio_could_not_read_unacceptable_is_not_ranked():
     # Every method capped: ranked as measured (nothing better to say), and no other measure is concerned.
     assert best_dp_method(sweep.assign(pmse_ratio_ceiling=4.0), 0.1, "pmse_ratio")["method"] == "independent"
     assert best_dp_method(sweep, 0.1, "ks_mean")["ranking"].keys() == {"independent", "mst"}
+
+
+def test_the_map_draws_a_point_whose_ratio_could_not_read_unacceptable_hollow():
+    from dpsynth_core.plots.base import ru_figure
+    rows = [("independent", 0.1, 0, 0.0, 0.1, 4.9), ("independent", 1.0, 0, 0.0, 0.1, 13.0)]
+    sweep = _sweep(rows).assign(pmse_ratio_ceiling=[4.87, 16.0], dcr_median=[0.5, 0.1])
+    [trace] = [t for t in ru_figure(sweep, "dcr_median", "pmse_ratio").data if t.name == "independent"]
+    assert list(trace.marker.symbol) == ["circle-open", "circle"]
+    assert "could not exceed 4.87" in trace.hovertext[0] and "could not" not in trace.hovertext[1]
