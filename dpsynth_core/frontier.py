@@ -25,14 +25,19 @@ def summarise(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
     Columns: ``method``, ``label``, ``epsilon`` (NaN for methods without ε),
     ``x``, ``y``, ``x_sd``, ``y_sd``, ``seed`` (of the first replicate),
-    ``is_dp``, ``reference``, ``reps``, and ``pareto`` (on the frontier).
+    ``is_dp``, ``reference``, ``reps``, and ``pareto`` (on the frontier; never
+    a point whose pMSE ratio could not read unacceptable, :func:`_capped`).
     """
     keys = ["method", "label", "epsilon"]
     g = points.assign(epsilon=points["epsilon"].fillna(-1.0)).groupby(keys, sort=False)
     out = g.agg(x=(x, "mean"), y=(y, "mean"), x_sd=(x, "std"), y_sd=(y, "std"), seed=("seed", "first"),
                 is_dp=("is_dp", "first"), reference=("reference", "first"), reps=("rep", "count")).reset_index()
     out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0, np.nan)
-    out["pareto"] = pareto_mask(out["x"].to_numpy(float), out["y"].to_numpy(float), x, y)
+    # A point whose pMSE ratio could not read unacceptable on its rows is on no frontier (its low value says nothing).
+    capped = {(m, e) for m in dict.fromkeys(points["method"])
+              for e in _capped(points[points["method"] == m], y, math.inf)}
+    ys = out["y"].where([(m, e) not in capped for m, e in zip(out["method"], out["epsilon"])], np.nan)
+    out["pareto"] = pareto_mask(out["x"].to_numpy(float), ys.to_numpy(float), x, y)
     return out
 
 

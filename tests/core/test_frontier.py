@@ -160,3 +160,14 @@ def test_the_map_draws_a_point_whose_ratio_could_not_read_unacceptable_hollow():
     [trace] = [t for t in ru_figure(sweep, "dcr_median", "pmse_ratio").data if t.name == "independent"]
     assert list(trace.marker.symbol) == ["circle-open", "circle"]
     assert "could not exceed 4.87" in trace.hovertext[0] and "could not" not in trace.hovertext[1]
+
+
+def test_a_point_whose_ratio_could_not_read_unacceptable_is_on_no_frontier():
+    rows = [("independent", 0.1, 0, 0.0, 0.1, 4.9), ("independent", 1.0, 0, 0.0, 0.1, 13.0),
+            ("mst", 1.0, 0, 0.0, 0.1, 8.0)]
+    sweep = _sweep(rows).assign(pmse_ratio_ceiling=[4.87, 16.0, 16.0], dcr_median=[0.5, 0.1, 0.05])
+    s = summarise(sweep, "dcr_median", "pmse_ratio").set_index(["method", "epsilon"])
+    # Without the ceiling, ε = 0.1 (safest, and its 4.9 closest to 1) would be on the frontier.
+    assert summarise(sweep.drop(columns="pmse_ratio_ceiling"), "dcr_median", "pmse_ratio") \
+        .set_index(["method", "epsilon"]).loc[("independent", 0.1), "pareto"]
+    assert not s.loc[("independent", 0.1), "pareto"] and s.loc[("mst", 1.0), "pareto"]
