@@ -61,7 +61,7 @@ from ..privacy.audit import Audit, Broken, CellCounts, three_columns
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode, view_codes
-from .forecasting import VERDICT, Forecast, level_of, n_text, spendable
+from .forecasting import Forecast, mean_pair_cells, noise_against_cells, spendable
 from .graphical import (JunctionTree, aggregate, conditionals, count_table, exact_l1, fit_potentials, junction_tree,
                         merge_rare, model_cells, model_marginal, sample_tree)
 
@@ -141,16 +141,13 @@ def forecast_aim(schema, epsilon: float, n: int | None, *, bins: int, delta: flo
     d = len(sizes)
     rho = zcdp_rho(spendable(epsilon, n), delta)
     sigma = math.sqrt(ROUNDS_PER_COLUMN * d / (2 * MEASURE_SHARE * rho))
-    cells = sum(a * b for a, b in itertools.combinations(sizes, 2)) / max(d * (d - 1) / 2, 1)
+    cells = mean_pair_cells(sizes)
     head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), AIM measures its first marginals with "
             f"discrete Gaussian noise of standard deviation {sigma:,.1f} per cell, and later ones with less")
-    if n is None:
-        return Forecast(f"{head}; n is not declared, so the rows per cell of an average pair of columns "
-                        f"(about n/{cells:,.0f}) are unknown.", "unknown")
-    level = level_of(sigma / (n / cells), 0.2, 1.0)
-    return Forecast(f"{head}, against about {n / cells:,.0f} rows in a cell of an average pair of columns "
-                    f"({cells:,.0f} cells with numeric columns at their coarsest, {bins} bins merged "
-                    f"{VIEW_MERGES[-1]} at a time; {n_text(n)}): {VERDICT[level]}.", level)
+    return noise_against_cells(head, sigma, n, cells, per="per cell of an average pair of columns",
+                               in_cell="a cell of an average pair of columns",
+                               detail=f"{cells:,.0f} cells with numeric columns at their coarsest, {bins} bins "
+                                      f"merged {VIEW_MERGES[-1]} at a time")
 
 
 @register

@@ -15,6 +15,8 @@ This module imports no synthesizer, so any of them can import it.
 
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass
 
 from .. import constraints
@@ -77,3 +79,23 @@ def n_text(n: int | None) -> str:
 def domain_sizes(schema, bins: int) -> dict[str, int]:
     """Cells of each modelled column's public domain at ``bins`` bins per numeric column."""
     return {c: column_domain(schema[c], bins).size for c in schema.used}
+
+
+def mean_pair_cells(sizes: list[int]) -> float:
+    """Cells of an average 2-way table of columns with these domain sizes."""
+    d = len(sizes)
+    return sum(a * b for a, b in itertools.combinations(sizes, 2)) / max(d * (d - 1) / 2, 1)
+
+
+def noise_against_cells(head: str, sigma: float, n: int | None, cells: float, *, per: str, in_cell: str,
+                        detail: str) -> Forecast:
+    """The forecast of a method measuring marginals with Gaussian noise of standard deviation ``sigma`` per cell:
+    against the n / ``cells`` rows of a cell, good below 0.2, fair below 1, poor beyond (a fitted model smooths
+    the noise, hence looser thresholds than for a raw histogram). ``head`` says how σ arises; ``per`` and
+    ``in_cell`` name the cell (the rows ``per`` it, the rows in ``in_cell``), ``detail`` what ``cells`` counts."""
+    if n is None:
+        return Forecast(f"{head}; n is not declared, so the rows {per} (about n/{cells:,.0f}) are unknown.",
+                        "unknown")
+    level = level_of(sigma / (n / cells), 0.2, 1.0)
+    return Forecast(f"{head}, against about {n / cells:,.0f} rows in {in_cell} ({detail}; {n_text(n)}): "
+                    f"{VERDICT[level]}.", level)

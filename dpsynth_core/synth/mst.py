@@ -66,7 +66,7 @@ from ..privacy.audit import Audit, Broken, three_columns
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode
-from .forecasting import VERDICT, Forecast, domain_sizes, level_of, n_text, spendable
+from .forecasting import Forecast, domain_sizes, mean_pair_cells, noise_against_cells, spendable
 from .graphical import conditional, count_table, exact_l1, project_simplex, sample_rows, table_cells_refusal
 
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
@@ -200,16 +200,12 @@ def marginal_forecast(schema, epsilon: float, n: int | None, *, bins: int, label
     pairs = max(d - 1, 1)
     share = MST.rho_shares[2]
     sigma = math.sqrt(pairs / (2 * share * rho))
-    cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / max(d * (d - 1) / 2, 1)
+    cells = mean_pair_cells(sizes)
     head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), 2-way marginals measured as MST measures "
             f"them ({share:.0%} of ρ over {pairs} pairs of a tree, Gaussian) get noise of standard deviation about "
             f"{sigma:,.1f} per cell; {label} splits its budget its own way, so read this as an order of magnitude")
-    if n is None:
-        return Forecast(f"{head}; n is not declared, so the rows per cell (about n/{cells:,.0f}) are unknown.",
-                        "unknown")
-    level = level_of(sigma / (n / cells), 0.2, 1.0)
-    return Forecast(f"{head}, against about {n / cells:,.0f} rows in an average cell ({cells:,.0f} cells; "
-                    f"{n_text(n)}): {VERDICT[level]}.", level)
+    return noise_against_cells(head, sigma, n, cells, per="per cell", in_cell="an average cell",
+                               detail=f"{cells:,.0f} cells")
 
 
 @register
