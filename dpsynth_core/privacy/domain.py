@@ -43,8 +43,7 @@ import numpy as np
 from scipy import stats
 
 from .. import constraints
-from .exact import dyadic_rate
-from .mechanisms import Geometric, check_epsilon, geometric_alpha, geometric_noise
+from .mechanisms import Geometric, check_epsilon, geometric_alpha, geometric_noise, geometric_rate
 
 #: Mantissas of the default buckets' edges (the R10 preferred numbers) and the powers of ten they span:
 #: magnitudes from 1e−8 to 1e100 (constraints.MAX_ABS_VALUE).
@@ -125,8 +124,8 @@ class ThresholdedHistogram(Geometric):
     @property
     def threshold(self) -> int:
         """The least whole T with P(1 + Z ≥ T) = α^(T−1)/(1 + α) ≤ δ, for the rate the sampler draws at
-        (ε rounded down to a multiple of 2⁻⁴⁰, :func:`.exact.dyadic_rate`): its slightly heavier tail, not ε's."""
-        num, den = dyadic_rate(self.epsilon)
+        (:func:`.mechanisms.geometric_rate`): its slightly heavier tail, not ε's."""
+        num, den = geometric_rate(self.epsilon)
         rate = num / den
         a = math.exp(-rate)
         return 1 + max(0, math.ceil(math.log(1 / (self.delta * (1 + a))) / rate))

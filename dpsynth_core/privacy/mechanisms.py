@@ -105,8 +105,14 @@ def geometric_noise(size, epsilon: float, rng: np.random.Generator, *, sensitivi
     lam = check_epsilon(epsilon) / sensitivity
     if lam < 1e-9:
         raise ValueError(f"ε/Δ = {lam:g} is too small for integer noise; use a larger ε or a smaller sensitivity")
-    a, b = exact.dyadic_rate(Fraction(check_epsilon(epsilon)) / Fraction(sensitivity))
-    return exact.discrete_laplace(size, a, b, rng)
+    return exact.discrete_laplace(size, *geometric_rate(epsilon, sensitivity), rng)
+
+
+def geometric_rate(epsilon: float, sensitivity: float = 1.0) -> tuple[int, int]:
+    """(a, b): the rate a/b that :func:`geometric_noise` draws at, ε/Δ₁ rounded down to a multiple of 2⁻⁴⁰
+    (:func:`.exact.dyadic_rate`). A computation on the noise's law that must hold for the code as it runs (a
+    tail bound behind a δ) uses this rate, whose tail is a hair heavier than ε's."""
+    return exact.dyadic_rate(Fraction(check_epsilon(epsilon)) / Fraction(sensitivity))
 
 
 def log_perturbation_alpha(x: float) -> float:
