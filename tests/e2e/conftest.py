@@ -244,6 +244,14 @@ def go(pg, name: str) -> None:
     wait_idle(pg)
 
 
+def download(pg, text: str, **options):
+    """Click the download button labelled ``text`` and wait for its file: the ``expect_download`` info (its
+    ``value`` is the download). ``options`` go to ``expect_download`` (a ``timeout``)."""
+    with pg.expect_download(**options) as dl:
+        pg.get_by_test_id("stDownloadButton").filter(has_text=text).get_by_role("button").click()
+    return dl
+
+
 def shot(pg, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

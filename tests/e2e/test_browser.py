@@ -10,7 +10,7 @@ import pytest
 
 import dpsynth_core as core
 from tests.conftest import ROOT
-from tests.e2e.conftest import go, new_page, shot, wait_idle
+from tests.e2e.conftest import download, go, new_page, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -38,13 +38,11 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     page.get_by_text("is not differentially private").first.wait_for()
     shot(page, "synthesize")
 
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download synthetic CSV").get_by_role("button").click()
+    dl = download(page, "Download synthetic CSV")
     out = pd.read_csv(dl.value.path())
     assert list(out.columns) == list(src.columns)
     assert dl.value.suggested_filename == "my penguins-independent-eps2-seed2026.csv"
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download ledger").get_by_role("button").click()
+    dl = download(page, "Download ledger")
     assert dl.value.suggested_filename == "my penguins-independent-eps2-seed2026.ledger.json"
     ledger = json.loads(Path(dl.value.path()).read_text(encoding="utf-8"))
     # The row count was not declared, so it is a noisy count; the companion ledger says how many.
@@ -54,9 +52,7 @@ def test_upload_change_epsilon_compare_and_download(page, tmp_path):
     page.get_by_label("Implicates (m datasets: m·n records, ε/m each)").fill("2")
     page.keyboard.press("Enter")
     wait_idle(page)
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download 2 implicates (zip)").get_by_role(
-            "button").click()
+    dl = download(page, "Download 2 implicates (zip)")
     stem = "my penguins-independent-eps2-seed2026"
     with zipfile.ZipFile(dl.value.path()) as z:
         assert sorted(z.namelist()) == [f"{stem}-implicate1.csv", f"{stem}-implicate2.csv", f"{stem}.ledger.json"]
@@ -96,15 +92,12 @@ def _sweep_and_pick_independent_at_3(page) -> None:
 def test_ru_sweep_and_choosing_a_point_loads_it(page):
     _sweep_and_pick_independent_at_3(page)
     # The exports are made only on click: the sweep's table as CSV, the figure as self-contained HTML.
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Sweep table (CSV)").get_by_role("button").click()
+    dl = download(page, "Sweep table (CSV)")
     sweep = pd.read_csv(dl.value.path())
     points = int(re.search(r"(\d+) points\.", page.get_by_text(re.compile(r"\d+ points\.")).inner_text()).group(1))
     assert dl.value.suggested_filename == "ru_sweep.csv" and len(sweep) == points
     assert set(sweep.loc[sweep["method"] == "independent", "epsilon"]) == {0.3, 3.0}
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Figure (interactive HTML)").get_by_role(
-            "button").click()
+    dl = download(page, "Figure (interactive HTML)")
     html = Path(dl.value.path()).read_text(encoding="utf-8")
     assert dl.value.suggested_filename == "ru_map.html"
     assert "Independent noisy marginals" in html and "<script src=" not in html  # plotly.js is inside
@@ -171,15 +164,11 @@ def test_sweep_pick_a_point_then_release_package(page):
     assert _spending(sidebar) == (runs + 1, pytest.approx(spent + 3), looks)  # the release, at ε = 3, counts
     # Done at these settings: the button waits for a change.
     assert page.get_by_role("button", name="Run the release").is_disabled()
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download the public release").get_by_role(
-            "button").click()
+    dl = download(page, "Download the public release")
     shot(page, "release")
     stem = "penguins-independent-eps3-release"
     assert dl.value.suggested_filename == f"{stem}.zip"
-    with page.expect_download() as internal_dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download the internal report").get_by_role(
-            "button").click()
+    internal_dl = download(page, "Download the internal report")
     assert internal_dl.value.suggested_filename == "penguins-independent-eps3-internal-report-CONFIDENTIAL.html"
     internal = Path(internal_dl.value.path()).read_text(encoding="utf-8")
     assert internal.count("CONFIDENTIAL") >= 5 and "Disclosure risk" in internal

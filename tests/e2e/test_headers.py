@@ -14,7 +14,7 @@ import pytest
 import streamlit
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import go, new_page, wait_idle
+from tests.e2e.conftest import download, go, new_page, wait_idle
 from tests.e2e.test_browser import _sweep_and_pick_independent_at_3
 
 pytestmark = pytest.mark.e2e
@@ -109,28 +109,23 @@ def test_every_page_runs_in_chromium_with_no_csp_violation(browser, server):
         wait_idle(pg)
         pg.get_by_text("penguins.csv: 344 rows").wait_for()
         go(pg, "Synthesize")
-        with pg.expect_download() as download:
-            pg.get_by_test_id("stDownloadButton").filter(has_text="Download synthetic CSV").get_by_role(
-                "button").click()
-        assert download.value.suggested_filename.endswith(".csv")
+        got = download(pg, "Download synthetic CSV")
+        assert got.value.suggested_filename.endswith(".csv")
         go(pg, "Compare")
         pg.locator(".js-plotly-plot").first.wait_for()
         go(pg, "Risk")
         pg.locator(".js-plotly-plot").first.wait_for()
         _sweep_and_pick_independent_at_3(pg)  # a plotly chart, and a point chosen on it
-        with pg.expect_download() as download:
-            pg.get_by_test_id("stDownloadButton").filter(has_text="Figure (interactive HTML)").get_by_role(
-                "button").click()
-        assert download.value.suggested_filename == "ru_map.html"
+        got = download(pg, "Figure (interactive HTML)")
+        assert got.value.suggested_filename == "ru_map.html"
         # plotly's own export: the figure drawn to an image in the page and downloaded.
         pg.locator(".js-plotly-plot").first.hover()
-        with pg.expect_download() as download:
+        with pg.expect_download() as got:
             pg.locator(".modebar-btn[data-title='Download plot as a PNG']").first.click()
-        assert download.value.suggested_filename.endswith(".png")
+        assert got.value.suggested_filename.endswith(".png")
         go(pg, "Ledger")
-        with pg.expect_download() as download:
-            pg.get_by_test_id("stDownloadButton").filter(has_text="Download the ledger").get_by_role("button").click()
-        assert download.value.suggested_filename.endswith(".csv")
+        got = download(pg, "Download the ledger")
+        assert got.value.suggested_filename.endswith(".csv")
         go(pg, "Learn")
         pg.locator(".js-plotly-plot").first.wait_for()
         violations = pg.evaluate("window.__violations")

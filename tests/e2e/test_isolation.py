@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import dpsynth_core as core
-from tests.e2e.conftest import go, new_page, wait_idle
+from tests.e2e.conftest import download, go, new_page, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -27,8 +27,7 @@ def _download_bootstrap(page) -> pd.DataFrame:
     page.get_by_test_id("stSelectbox").get_by_role("combobox").first.click()
     page.get_by_role("option", name="Bootstrap — not DP").click()
     wait_idle(page)
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download synthetic CSV").get_by_role("button").click()
+    dl = download(page, "Download synthetic CSV")
     return pd.read_csv(dl.value.path())
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.e2e.conftest import go, shot, wait_idle
+from tests.e2e.conftest import download, go, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -91,18 +91,14 @@ def test_ru_map_answers_marks_and_exports_every_format(page):
     assert "not DP" in chart.inner_text()
     shot(page, "issue20-ru_map")
 
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Sweep table (CSV)").get_by_role("button").click()
+    dl = download(page, "Sweep table (CSV)")
     sweep = pd.read_csv(dl.value.path())
     assert dl.value.suggested_filename == "ru_sweep.csv" and {"dcr_median", "pmse_ratio"} <= set(sweep.columns)
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Figure (interactive HTML)").get_by_role(
-            "button").click()
+    dl = download(page, "Figure (interactive HTML)")
     html = Path(dl.value.path()).read_text(encoding="utf-8")
     assert dl.value.suggested_filename == "ru_map.html" and "answer: smallest" in html  # the ring is exported
     # The PNG: made on the click (kaleido) and downloaded at once (issue 31.6).
-    with page.expect_download(timeout=90_000) as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Figure (PNG)").get_by_role("button").click()
+    dl = download(page, "Figure (PNG)", timeout=90_000)
     assert page.get_by_test_id("stException").count() == 0
     assert dl.value.suggested_filename == "ru_map.png"
     assert Path(dl.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import dpsynth_core as core
-from tests.e2e.conftest import go, shot, wait_idle
+from tests.e2e.conftest import download, go, shot, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -48,9 +48,7 @@ def test_estimate_privately_save_reupload_and_load_the_schema(page, tmp_path):
     page.get_by_text("Key variables (what an intruder may know)").scroll_into_view_if_needed()
     shot(page, "data-schema-estimated")
 
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download the schema (JSON)").get_by_role(
-            "button").click()
+    dl = download(page, "Download the schema (JSON)")
     assert dl.value.suggested_filename == "jobs.schema.json"
     saved = Path(dl.value.path()).read_bytes()
     spec = json.loads(saved)
@@ -88,9 +86,7 @@ def test_private_estimate_then_a_release_whose_public_ledger_lists_its_steps(pag
     page.get_by_role("button", name="Run the release").click()
     wait_idle(page)
     page.get_by_text("The total includes ε = 0.2 that the schema's private estimate spent").first.wait_for()
-    with page.expect_download() as dl:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Download the public release").get_by_role(
-            "button").click()
+    dl = download(page, "Download the public release")
     shot(page, "release-estimated-schema")
     stem = "staff-independent-eps1-release"
     assert dl.value.suggested_filename == f"{stem}.zip"
