@@ -26,7 +26,7 @@ def summarise(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     Columns: ``method``, ``label``, ``epsilon`` (NaN for methods without ε),
     ``x``, ``y``, ``x_sd``, ``y_sd``, ``seed`` (of the first replicate),
     ``is_dp``, ``reference``, ``reps``, and ``pareto`` (on the frontier; never
-    a point whose pMSE ratio could not read unacceptable, :func:`_capped`).
+    a point whose pMSE ratio could not read unacceptable, :func:`capped_points`).
     """
     keys = ["method", "label", "epsilon"]
     g = points.assign(epsilon=points["epsilon"].fillna(-1.0)).groupby(keys, sort=False)
@@ -34,8 +34,7 @@ def summarise(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
                 is_dp=("is_dp", "first"), reference=("reference", "first"), reps=("rep", "count")).reset_index()
     out["epsilon"] = out["epsilon"].where(out["epsilon"] >= 0, np.nan)
     # A point whose pMSE ratio could not read unacceptable on its rows is on no frontier (its low value says nothing).
-    capped = {(m, e) for m in dict.fromkeys(points["method"])
-              for e in _capped(points[points["method"] == m], y, math.inf)}
+    capped = capped_points(points, y)
     ys = out["y"].where([(m, e) not in capped for m, e in zip(out["method"], out["epsilon"])], np.nan)
     out["pareto"] = pareto_mask(out["x"].to_numpy(float), ys.to_numpy(float), x, y)
     return out
@@ -79,7 +78,7 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
     """
     s = summarise(points[points["method"] == method], risk, utility).dropna(subset=["epsilon"])
     s = s.sort_values("epsilon")
-    capped = _capped(points[points["method"] == method], utility, threshold)
+    capped = {e: c for (m, e), c in capped_points(points, utility, threshold).items() if m == method}
     hit = [i for i, e, v in zip(s.index, s["epsilon"], s["y"]) if reaches(v, threshold, utility) and e not in capped]
     label = SYNTHESIZERS[method].label if method in SYNTHESIZERS else method
     ulabel, rlabel = (METRICS[m].label if m in METRICS else m for m in (utility, risk))
@@ -108,16 +107,16 @@ def smallest_epsilon(points: pd.DataFrame, method: str, utility: str, threshold:
                          f"({ulabel} {row['y']:.3g}); its risk there: {rlabel} {row['x']:.3g}." + caveat)}
 
 
-def _capped(points: pd.DataFrame, utility: str, threshold: float) -> dict[float, float]:
-    """The ε of ``points`` (one method's) whose pMSE ratio could not have exceeded the threshold, or the level
-    this app calls unacceptable if that is lower, on the rows it was fitted on (its ``pmse_ratio_ceiling``,
-    the smallest over replicates), with that ceiling: a value below the threshold there says nothing (a
-    synthesis of a handful of rows scores low whatever it holds)."""
+def capped_points(points: pd.DataFrame, utility: str, threshold: float = math.inf) -> dict[tuple, float]:
+    """(method, ε) → the pMSE ratio's ceiling on the rows it was fitted on (``pmse_ratio_ceiling``, the smallest
+    over replicates), for the points whose ratio could not have exceeded ``threshold``, or the level this app
+    calls unacceptable if that is lower: a value below the threshold there says nothing (a synthesis of a
+    handful of rows scores low whatever it holds). Empty for another measure, or a table without the column."""
     if utility != "pmse_ratio" or "pmse_ratio_ceiling" not in points:
         return {}
     bar = min(threshold, constraints.PMSE_RATIO_ACCEPTABLE)
-    ceiling = points.dropna(subset=["epsilon"]).groupby("epsilon")["pmse_ratio_ceiling"].min()
-    return {float(e): float(c) for e, c in ceiling.items() if c <= bar}
+    ceiling = points.dropna(subset=["epsilon"]).groupby(["method", "epsilon"])["pmse_ratio_ceiling"].min()
+    return {(m, float(e)): float(c) for (m, e), c in ceiling.items() if c <= bar}
 
 
 def dp_methods(points: pd.DataFrame) -> list[str]:
@@ -183,11 +182,8 @@ def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict |
     grid = np.array(sorted(dp["epsilon"].unique()))
     used = float(grid[np.argmin(np.abs(np.log(grid) - math.log(epsilon)))])
     at = dp[dp["epsilon"] == used]
-    unranked = {}  # methods whose pMSE ratio could not read unacceptable here, with its ceiling: it ranks nothing
-    for m in dict.fromkeys(at["method"]):
-        capped = _capped(at[at["method"] == m], utility, math.inf)
-        if capped:
-            unranked[m] = min(capped.values())
+    # methods whose pMSE ratio could not read unacceptable here, with its ceiling: they rank nothing
+    unranked = {m: c for (m, _), c in capped_points(at, utility).items()}
     if len(unranked) < at["method"].nunique():
         at = at[~at["method"].isin(unranked)]
     else:

@@ -36,6 +36,7 @@ import pandas as pd
 from joblib import delayed, effective_n_jobs
 
 from . import constraints, risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
+from .frontier import capped_points
 from .holdout import holdout_mask, split_holdout  # noqa: F401  (holdout_mask: importable from here, see above)
 from .metric_info import METRICS, MetricContext
 from .parallel import Pickled, resolve_n_jobs, run
@@ -396,15 +397,12 @@ def sample_note(points: pd.DataFrame) -> str | None:
 
 def _capped_note(points: pd.DataFrame) -> str:
     """A sentence naming the points whose pMSE ratio could not read unacceptable on the rows it was fitted on
-    (``pmse_ratio_ceiling`` below :data:`~dpsynth_core.constraints.PMSE_RATIO_ACCEPTABLE`), or ''."""
-    if "pmse_ratio_ceiling" not in points:
+    (:func:`~dpsynth_core.frontier.capped_points`), or ''."""
+    capped = capped_points(points, "pmse_ratio")
+    if not capped:
         return ""
-    low = points[points["pmse_ratio_ceiling"] < constraints.PMSE_RATIO_ACCEPTABLE]
-    if low.empty:
-        return ""
-    ceilings = low.groupby(["method", "epsilon"])["pmse_ratio_ceiling"].min()
     where = ", ".join(f"{SYNTHESIZERS[m].label if m in SYNTHESIZERS else m} at ε = {e:g} (at most {c:.3g})"
-                      for (m, e), c in ceilings.items())
+                      for (m, e), c in capped.items())
     return (f" On so few rows the pMSE ratio of these points could not reach "
             f"{constraints.PMSE_RATIO_ACCEPTABLE:g}, so a low value there says nothing about their utility: "
             f"{where}; the steward's answer does not count them.")

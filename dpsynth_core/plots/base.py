@@ -15,9 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .. import constraints
 from ..metric_info import METRICS
-from ..frontier import summarise
+from ..frontier import capped_points, summarise
 from ..rumap import NO_EPSILON
 
 REAL_COLOUR = "#1f77b4"
@@ -184,7 +183,7 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
     summary = summarise(points, x, y)
     xl = METRICS[x].label if x in METRICS else x
     yl = METRICS[y].label if y in METRICS else y
-    ceiling = _capped_ceilings(points, y)
+    ceiling = capped_points(points, y)
     fig, lines = go.Figure(), 0
     for i, (method, part) in enumerate(summary.groupby("method", sort=False)):
         part = part.sort_values("epsilon")
@@ -233,15 +232,6 @@ def ru_figure(points: pd.DataFrame, x: str, y: str, *, answer: dict | None = Non
     fig.update_layout(height=560, clickmode="event+select", margin=dict(t=60),
                       legend=dict(yref="container", y=0.93, yanchor="top"))
     return fig
-
-
-def _capped_ceilings(points: pd.DataFrame, y: str) -> dict:
-    """(method, ε) → the smallest ``pmse_ratio_ceiling`` over replicates, for the points whose pMSE ratio could
-    not read unacceptable (:data:`~dpsynth_core.constraints.PMSE_RATIO_ACCEPTABLE`); empty for another measure."""
-    if y != "pmse_ratio" or "pmse_ratio_ceiling" not in points:
-        return {}
-    low = points.dropna(subset=["epsilon"]).groupby(["method", "epsilon"])["pmse_ratio_ceiling"].min()
-    return {key: float(c) for key, c in low.items() if c < constraints.PMSE_RATIO_ACCEPTABLE}
 
 
 def dcr_figure(dcr) -> go.Figure:
