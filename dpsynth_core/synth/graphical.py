@@ -51,6 +51,30 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     return np.maximum(np.asarray(y, dtype=float) - tau, 0.0)
 
 
+def resolved_cells(noisy: np.ndarray, cells: list[np.ndarray], threshold: float, loss: float) -> tuple[int, np.ndarray]:
+    """The resolution a noisy histogram supports, and its rare values (post-processing of the counts).
+
+    ``cells`` are coarsenings of the histogram, finest first: each value's cell. Each is judged by the
+    mass of its cells whose summed noisy count reaches ``threshold``; the finest that holds at least
+    1 − ``loss`` of the most any holds is chosen. Returns its index and which values are rare: in a cell
+    under the threshold, when some but not all of its cells reach it (none or all: nothing is rare).
+    A small table's fine values may all stay under the threshold while their merged cells pass.
+
+    >>> i, rare = resolved_cells(np.array([9.0, 9.0, 9.0, 9.0, 1.0, 0.0]),
+    ...                          [np.arange(6), np.array([0, 0, 1, 1, 2, 2])], 10.0, 0.2)
+    >>> i, rare.tolist()  # alone no value reaches 10; merged in pairs two cells do, the last does not
+    (1, [False, False, False, False, True, True])
+    """
+    options, best = [], 0.0
+    for cell in cells:
+        counts = np.bincount(cell, weights=noisy)
+        keep = counts >= threshold
+        rare = ~keep[cell] if keep.any() and not keep.all() else np.zeros(cell.size, bool)
+        options.append((float(counts[keep].sum()), rare))
+        best = max(best, options[-1][0])
+    return next((i, rare) for i, (mass, rare) in enumerate(options) if mass >= (1 - loss) * best)
+
+
 def exact_l1(a: np.ndarray, b: np.ndarray) -> int:
     """Σ |a − b| of two int64 arrays as an exact integer (in Python integers when int64 could overflow).
 

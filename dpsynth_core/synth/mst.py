@@ -67,10 +67,14 @@ from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode
 from .forecasting import Forecast, domain_sizes, mean_pair_cells, noise_against_cells, spendable
-from .graphical import conditional, count_table, exact_l1, project_simplex, sample_rows, table_cells_refusal
+from .graphical import (conditional, count_table, exact_l1, project_simplex, resolved_cells, sample_rows,
+                        table_cells_refusal)
 
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
 REFINE_SHARE = 0.2  # a numeric column keeping at most this share of its bins is modelled at half-width bins
+# A numeric column is modelled on its bins merged in pairs when its own bins counted at least 3σ hold
+# less than 1 − this share of the mass its merged pairs counted at least 3σ hold (a small table).
+RESOLVED_LOSS = 0.2
 IPF_ITERATIONS = 30
 MD_ITERATIONS = 100  # from the IPF start, TV2 on diamonds stops improving by about 100
 SCORE_BITS = 20  # the tree's scores are counted in units of 2^−20 (step 3)
@@ -142,6 +146,21 @@ def _groups(noisy: np.ndarray, sigma: float) -> np.ndarray:
     if keep.all() or keep.sum() == 0:
         return np.arange(noisy.size)
     return np.where(keep, np.cumsum(keep) - 1, keep.sum())
+
+
+def _pairs(half: Domain, size: int) -> np.ndarray:
+    """The cell of each of a numeric column's ``size`` measured values (its bins, then its special values
+    and missing cell) when adjacent bins are merged two at a time; the others keep cells of their own."""
+    bins = half.n_bins // 2
+    merged = np.arange(bins) // 2
+    return np.concatenate([merged, merged[-1] + 1 + np.arange(size - bins)])
+
+
+def _groups_of_cells(noisy: np.ndarray, cells: np.ndarray, sigma: float) -> np.ndarray:
+    """Compressed code of each value when values are modelled by ``cells``: each cell whose summed noisy
+    count reaches RARE_SIGMAS·σ keeps its code (in order), the others share the last one."""
+    counts = np.bincount(cells, weights=noisy)
+    return _groups(counts, sigma)[cells]
 
 
 def _model_codes(coarse: np.ndarray, groups: np.ndarray, refine: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -276,14 +295,17 @@ def _measure_one_way(measured, rho1: float, noise) -> dict:
     exact = [np.rint(np.bincount(coarse, weights=counts)).astype(np.int64)
              for coarse, counts in zip(measured["coarse"], measured["one"])]
     drawn = np.split(mechanism.sample(noise, sum(len(e) for e in exact)), np.cumsum([len(e) for e in exact])[:-1])
-    out = {"sigma": sigma, "noisy": [], "model": [], "to_one": [], "y": [], "v": [], "refined": []}
-    for coarse, counts, z in zip(measured["coarse"], exact, drawn):
+    out = {"sigma": sigma, "noisy": [], "model": [], "to_one": [], "y": [], "v": [], "refined": [], "paired": []}
+    for coarse, counts, z, domain in zip(measured["coarse"], exact, drawn, measured["domains"]):
         noisy = (counts + z).astype(float)
-        groups = _groups(noisy, sigma)
+        halves = coarse.size > coarse.max() + 1  # only numeric columns have half-width bins (coarse pairs them)
+        pairs = _pairs(domain, noisy.size) if halves else None
+        merged = pairs is not None and resolved_cells(noisy, [np.arange(noisy.size), pairs], RARE_SIGMAS * sigma,
+                                                      RESOLVED_LOSS)[0] == 1
+        groups = _groups(noisy, sigma) if not merged else _groups_of_cells(noisy, pairs, sigma)
         kept = int((noisy >= RARE_SIGMAS * sigma).sum())
-        # only numeric columns have half-width bins (coarse pairs them); refining needs a rare group, and
-        # a 2-way table to measure the halves (one column has none)
-        refine = d > 1 and coarse.size > coarse.max() + 1 and 0 < kept <= REFINE_SHARE * noisy.size
+        # refining needs a rare group, and a 2-way table to measure the halves (one column has none)
+        refine = d > 1 and halves and not merged and 0 < kept <= REFINE_SHARE * noisy.size
         model, to_one = _model_codes(coarse, groups, refine)
         out["noisy"].append(noisy)
         out["model"].append(model)
@@ -291,13 +313,17 @@ def _measure_one_way(measured, rho1: float, noise) -> dict:
         out["y"].append(np.bincount(groups, weights=noisy))
         out["v"].append(np.bincount(groups) * variance)  # variance of each group's sum
         out["refined"].append(refine)
+        out["paired"].append(merged)
     refined = [c for c, r in zip(columns, out["refined"]) if r]
+    paired = [c for c, m in zip(columns, out["paired"]) if m]
     out["step"] = mechanism.step(
         f"1-way marginal of each of the {d} columns", repeats=d,
         detail=f"{sum(len(e) for e in exact)} cells in all; ρ₁ = {rho1:.4g} shared equally over the {d} tables; "
                f"values below {RARE_SIGMAS:g}σ merged" + (f"; {', '.join(refined)} keep at most "
                                                       f"{REFINE_SHARE:.0%} of their bins: modelled at half-width "
                                                       "bins inside them" if refined else "")
+               + (f"; {', '.join(paired)}: too few counts stand out of the noise in their own bins, modelled "
+                  "on pairs of bins" if paired else "")
                + " (both post-processing of these noisy counts)")
     return out
 
