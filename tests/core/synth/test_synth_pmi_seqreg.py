@@ -136,6 +136,10 @@ def test_epsilon_split_and_noise_scales_in_the_ledger(penguins):
     assert capped[5]["target"].startswith("body_mass_g ~ species, bill_depth_mm, flipper_length_mm:")
 
 
+# Slow: 400 seeded draws of every statistic (about 4 s of CPU). The scales themselves stay in the fast loop,
+# by hand and in the ledger (test_moment_sensitivities_by_hand_and_by_brute_force,
+# test_epsilon_split_and_noise_scales_in_the_ledger).
+@pytest.mark.slow
 def test_noise_scales_actually_drawn(penguins):
     # Over 400 seeds the released minus the exact statistics must follow the stated laws.
     df, schema = penguins
