@@ -357,6 +357,9 @@ def test_pmi_with_tiny_epsilon_is_uniform_over_the_domain(penguins):
     assert abs(out["sex"].isna().mean() - 1 / 3) < 5 * math.sqrt((1 / 3) * (2 / 3) / n)
 
 
+# Slow: 200 seeded generations (about 2 s of CPU). The fast loop keeps the tiny-ε check of the first variable
+# (test_dp_seqreg_tiny_epsilon_first_variable_mean_moves_toward_uniform).
+@pytest.mark.slow
 def test_dp_seqreg_with_tiny_epsilon_goes_wide(penguins):
     # ε = 1e-3 over 8 variables: Laplace scales of 10⁵ and more on sums of a few hundred, so the
     # noisy SSE is clamped to the widest residual variance (1 in scaled units) and b̃ shrinks to 0
