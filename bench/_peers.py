@@ -79,16 +79,31 @@ def opendp(algorithm: str, codes, domain: dict, eps: float, delta: float, rho: f
     import polars as pl
 
     dp.enable_features("contrib")
-    context = dp.Context.compositor(data=pl.LazyFrame(codes), privacy_unit=dp.unit_of(contributions=1),
-                                    privacy_loss=dp.loss_of(rho=rho), split_evenly_over=1)
     keys = {c: list(range(domain[c])) for c in codes.columns}
-    algo = {"MST": dp.mbi.MST, "AIM": dp.mbi.AIM}[algorithm]()
-    table = context.query().contingency_table(keys=keys, algorithm=algo).release()
+
+    def release(budget: float):
+        context = dp.Context.compositor(data=pl.LazyFrame(codes), privacy_unit=dp.unit_of(contributions=1),
+                                        privacy_loss=dp.loss_of(rho=budget), split_evenly_over=1)
+        algo = {"MST": dp.mbi.MST, "AIM": dp.mbi.AIM}[algorithm]()
+        return context.query().contingency_table(keys=keys, algorithm=algo).release()
+
+    # Its own split of ρ can overshoot ρ by a rounding error ("insufficient budget"), for about half the
+    # values of ρ: then ρ·(1 − j·1e-12) for j = 1 … 8, the first that its arithmetic accepts.
+    retried = ""
+    for j in range(9):
+        budget = rho * (1 - j * 1e-12)
+        try:
+            table = release(budget)
+            break
+        except dp.OpenDPException as exc:
+            if "insufficient budget" not in str(exc) or j == 8:
+                raise
+            retried = f" (at ρ its split of ρ overshot by a rounding error: run at ρ·(1 − {j + 1}e-12))"
     out = table.synthesize(rows=n, method="sample").to_pandas()[list(codes.columns)]
     call = (f"opendp Context.compositor(privacy_unit=unit_of(contributions=1), privacy_loss=loss_of(rho=ρ)) "
             f".query().contingency_table(keys=every declared value, algorithm=dp.mbi.{algorithm}()).release()"
             ".synthesize(rows=n, method='sample'); ρ from (ε, δ) by Canonne–Kamath–Steinke; the null key it adds "
-            "to every column is released as a missing value")
+            "to every column is released as a missing value" + retried)
     return out, call
 
 

@@ -123,7 +123,7 @@ def tv2_declared_bins(real: pd.DataFrame, synth: pd.DataFrame, declared: Schema,
     """bench_dp_utility's TV2 over ``bins`` bins per numeric column instead of its EVAL_BINS."""
     saved, bench_dp_utility.EVAL_BINS = bench_dp_utility.EVAL_BINS, bins
     try:
-        return tv_scores(real, synth, declared)[1]
+        return tv_scores(real, synth, declared)["TV2"]
     finally:
         bench_dp_utility.EVAL_BINS = saved
 
@@ -143,7 +143,7 @@ def run(df, declared, schema) -> tuple[float, ...]:
     except (core.DataError, core.MethodRefused):
         return math.nan, math.nan, math.nan, math.nan
     odd = (tv2_declared_bins(df, out, declared, 7) + tv2_declared_bins(df, out, declared, 13)) / 2
-    return tv2_deciles(df, out, declared), tv_scores(df, out, declared)[1], odd, special_gap(df, out, declared)
+    return tv2_deciles(df, out, declared), tv_scores(df, out, declared)["TV2"], odd, special_gap(df, out, declared)
 
 
 def medians(results: list[tuple]) -> list[float]:

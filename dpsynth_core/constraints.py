@@ -40,6 +40,10 @@ ID_MIN_ROWS = 20            # below this, "a distinct value per row" says nothin
 # MAX_SPECIALS of them, most frequent first.
 MAX_SPECIALS = 5
 SPECIAL_MIN_SHARE = 0.1
+# Values the private estimate always counts as candidate special values (0 comes from the bounds' own
+# bucket): 1, and the codes surveys use for "refused", "don't know", "not applicable" or a top code.
+# Public by construction, they need only a clear noisy count, not the thresholded histogram's δ.
+COMMON_SPECIALS = (1, -1, -7, -8, -9, -99, -999, 9, 99, 999, 9999, 99999)
 
 # Synthesis.
 DEFAULT_BINS = 20           # bins per numeric column for methods that need categories
@@ -241,3 +245,6 @@ SCHEMA_ESTIMATE_SHARE = 0.2
 SCHEMA_ESTIMATE_DELTA = 1e-7
 SCHEMA_RANGE_BETA = 0.01
 SCHEMA_FLAG_BETA = 0.05
+# A private estimate calls a numeric column whole-numbered only when its noisy counts show that values
+# with decimals are at most this share of the whole ones (with the chance SCHEMA_FLAG_BETA of being wrong).
+WHOLE_MAX_SHARE = 0.01

@@ -11,7 +11,7 @@ steps share its ε in proportion to :data:`WEIGHTS`:
    excluded) and whether the column may be missing (a noisy count of missing cells that no empty
    cell would reach, :data:`~.constraints.SCHEMA_FLAG_BETA`).
 2. a numeric column: **decimals** (1): noisy counts of the decimals each value needs (0 … 6, more),
-   giving the whole-number flag and the precision; **range** (6): the bounds
+   giving the whole-number flag (only on evidence: else unrounded) and the precision; **range** (6): the bounds
    (:class:`~.privacy.domain.RangeHistogram`, over a coarse range if the steward gives one: if no
    bucket passes, the steward's range itself); **specials** (2): the values holding at least
    ``SPECIAL_MIN_SHARE`` of the noisy count of numbers, at most ``MAX_SPECIALS``: 0 by the range
@@ -40,7 +40,7 @@ import pandas as pd
 
 from . import constraints
 from .errors import BudgetExceeded
-from .privacy.domain import Buckets, RangeHistogram, ThresholdedHistogram, clear_threshold
+from .privacy.domain import Buckets, RangeHistogram, ThresholdedHistogram, clear_threshold, sum_threshold
 from .privacy.ledger import Step
 from .privacy.mechanisms import Geometric, check_epsilon
 from .privacy.randomness import noise_generator
@@ -221,15 +221,29 @@ def _sorted(values: list) -> list:
 
 
 def _decimals_step(c: _Column, values: np.ndarray, eps: float, rng) -> None:
+    """The whole-number flag and the precision. The precision is the most decimals a clear noisy count
+    needs. A column is called whole-numbered only on evidence: the noisy counts must show that values
+    with decimals are at most :data:`~.constraints.WHOLE_MAX_SHARE` of the whole ones (the noisy count of
+    values with decimals plus the threshold a sum of empty counts stays below). Absent that evidence it
+    is left unrounded: rounding a column whose decimals the noise hides would move those values onto
+    whole numbers (a column of 0s, 1s and 5 % fractions would lose its fractions to 0), while leaving a
+    whole-numbered column unrounded moves nothing."""
     mech = Geometric(eps)
     noisy = mech.noisy(decimal_counts(values), rng)
     t = clear_threshold(eps, DECIMAL_CELLS, constraints.SCHEMA_FLAG_BETA)
     passed = np.flatnonzero(noisy >= t)
     need = int(passed.max()) if len(passed) else DECIMAL_CELLS - 1
+    if need == 0:
+        with_decimals = int(noisy[1:].sum()) + sum_threshold(eps, DECIMAL_CELLS - 1, constraints.SCHEMA_FLAG_BETA)
+        if with_decimals > constraints.WHOLE_MAX_SHARE * noisy[0]:
+            need = DECIMAL_CELLS - 1
+            c.notes.append(f"{c.name}: at this ε the noisy counts cannot show that it holds whole numbers only "
+                           f"(up to {with_decimals} values could have decimals); it is left unrounded. Declare it "
+                           "whole-numbered if that is public.")
     c.values["integer"] = need == 0
     c.values["decimals"] = need if 0 < need < DECIMAL_CELLS - 1 else None
-    c.step(mech, "precision", f"noisy counts of the decimals each value needs; a precision needs {t} values",
-           ["integer", "decimals"])
+    c.step(mech, "precision", f"noisy counts of the decimals each value needs; a precision needs {t} values, "
+           f"whole numbers when values with decimals are clearly at most {constraints.WHOLE_MAX_SHARE:.0%} of them", ["integer", "decimals"])
 
 
 def _range(c: _Column, values: np.ndarray, eps: float, rng, coarse, integer: bool) -> float | None:
@@ -258,26 +272,32 @@ def _range(c: _Column, values: np.ndarray, eps: float, rng, coarse, integer: boo
 
 def _specials(c: _Column, values: np.ndarray, eps: float, delta: float, rng, total: float, zero: float | None,
               listed=None) -> None:
-    """Special values: 0 by ``zero`` (the range's noisy count of the bucket {0}) when given, the other exact
-    values by a thresholded histogram, or by noisy counts of the values the steward ``listed``; kept when
-    they hold SPECIAL_MIN_SHARE of ``total``."""
+    """Special values: 0 by ``zero`` (the range's noisy count of the bucket {0}) when given, and the other
+    exact values by noisy counts of the values the steward ``listed``; or, with no list, by one histogram
+    over the exact values in which the public codes :data:`~.constraints.COMMON_SPECIALS` are always
+    counted (a clear noisy count suffices: their keys are public) and any other value is published only
+    past the thresholded histogram's threshold (its δ). Each record is in one cell of that histogram, so
+    the two parts share its ε. A value is kept when it holds SPECIAL_MIN_SHARE of ``total``."""
     rest = values[values != 0] if zero is not None else values
     least = constraints.SPECIAL_MIN_SHARE * max(total, 1.0)
     zero_note = "; 0 by the bounds' noisy count of the bucket {0}" if zero is not None else ""
     share = f"kept when it is at least {constraints.SPECIAL_MIN_SHARE:.0%} of the noisy count of numbers{zero_note}"
+    public = listed if listed is not None else constraints.COMMON_SPECIALS
+    keys = [float(v) for v in public if not (zero is not None and float(v) == 0)]
+    flag = clear_threshold(eps, max(len(keys), 1), constraints.SCHEMA_FLAG_BETA)
+    mech = Geometric(eps) if listed is not None else ThresholdedHistogram(eps, delta=delta)
+    noisy = Geometric(eps).noisy(np.array([(rest == k).sum() for k in keys], dtype=np.int64), rng)
+    keep = noisy >= flag
     if listed is not None:
-        keys = [float(v) for v in listed if not (zero is not None and float(v) == 0)]
-        mech = Geometric(eps)
-        noisy = mech.noisy(np.array([(rest == k).sum() for k in keys], dtype=np.int64), rng)
-        keep = noisy >= clear_threshold(eps, max(len(keys), 1), constraints.SCHEMA_FLAG_BETA)
         c.step(mech, "special values", f"noisy counts of the {len(keys)} values the steward listed; {share}",
                ["specials"])
     else:
-        mech = ThresholdedHistogram(eps, delta=delta)
-        keys, counts = value_counts(rest)
-        noisy, keep = mech.release(np.asarray(counts, dtype=np.int64), rng)
-        c.step(mech, "special values", f"exact values published when their noisy count reaches {mech.threshold}; "
-               f"{share}", ["specials"])
+        others, counts = value_counts(rest[~np.isin(rest, keys)])
+        more, passed = mech.release(np.asarray(counts, dtype=np.int64), rng)
+        keys, noisy, keep = keys + others, np.concatenate([noisy, more]), np.concatenate([keep, passed])
+        c.step(mech, "special values", f"noisy counts of the {len(keys) - len(others)} common codes "
+               f"({', '.join(f'{v:g}' for v in keys[:len(keys) - len(others)])}), kept past {flag}; any other "
+               f"exact value published when its noisy count reaches {mech.threshold}; {share}", ["specials"])
     found = [(k, v) for k, v, ok in zip(noisy, keys, keep) if ok] + ([(zero, 0.0)] if zero is not None else [])
     chosen = sorted((float(-k), float(v)) for k, v in found if k >= least)
     c.values["specials"] = tuple(v for _, v in chosen[:constraints.MAX_SPECIALS])

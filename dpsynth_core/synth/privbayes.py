@@ -1,39 +1,45 @@
-"""PrivBayes of degree 2: a Bayesian network chosen privately, noisy conditional tables.
+"""PrivBayes of degree at most 2: a Bayesian network chosen privately, noisy conditional tables.
 
 Zhang, Cormode, Procopiuc, Srivastava & Xiao (2017), with every column
 discretised (numeric columns binned over their declared public bounds):
 
-1. Network (a share β = 0.3 of ε). The first column is drawn uniformly at
-   random (no data read). The second gets the first as its parent; every
-   later one, a pair of the columns already placed. Each step picks the
-   (column, parents) pair by the exponential mechanism on the R score
-   n·R(X, Π) = ½ ‖N(X, Π) − N(X)N(Π)/n‖₁ (counts), the distance of the joint
-   counts from independence. Adding or removing one record moves N(X, Π) by
-   1 in L1 and the product table by (3n + 1)/(n + 1) < 3, so the score has
-   sensitivity 2 under add/remove neighbours. Steps with a single candidate
-   choose without spending anything.
-2. Tables (the rest of ε, split equally). For each column from the third on,
-   the count table over (its two parents, itself) gets two-sided geometric
-   noise (L1 sensitivity 1). The first two columns' joint is the parents'
-   margin of the third column's table, so it costs nothing more.
+0. Size (2 % of ε): a noisy count of the records N̂ (two-sided geometric) sets
+   the largest useful table. A table of C cells measured at ε_t is useful when
+   N̂·ε_t / C ≥ θ (θ-usefulness, the paper's §4): records per cell against noise
+   of scale 1/ε_t. When no pair of columns is useful, the network has no edge
+   and every column gets its own histogram (independent marginals).
+1. Network (a share β = 0.3 of the rest). The first column is drawn uniformly
+   at random (no data read). At each later step every column not placed offers
+   its largest useful parent sets among the columns placed (two, else one,
+   else none), and the exponential mechanism picks a (column, parents) pair on
+   the R score n·R(X, Π) = ½ ‖N(X, Π) − N(X)N(Π)/n‖₁ (counts; 0 without
+   parents), the distance of the joint counts from independence. Adding or
+   removing one record moves N(X, Π) by 1 in L1 and the product table by
+   (3n + 1)/(n + 1) < 3, so the score has sensitivity 2 under add/remove
+   neighbours. The d − 1 steps share β equally; a step left with one choice
+   reads nothing and its share is recorded as reserved.
+2. Tables (the rest, split equally): each column's count table over (its
+   parents, itself) gets two-sided geometric noise (L1 sensitivity 1).
 3. Post-processing: each noisy table is projected onto the non-negative
    tables with the estimated total; conditionals P(X | Π) are its rows,
    normalised. Records are drawn i.i.d. ancestrally, each column from its
    conditional given the drawn parents.
 
-Pure ε-DP; neighbouring datasets: add or remove one record. The network and the noisy tables
+Pure ε-DP; neighbouring datasets: add or remove one record. The count, the network and the noisy tables
 come from the synthesis's secret noise stream, the records from the records' stream.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
 
 from ..privacy import TOTAL, Budget, ExponentialMechanism, Geometric
-from ..privacy.audit import Audit, CellCounts, three_columns
+from ..privacy.ledger import Step
+from ..privacy.audit import Audit, CellCounts, Neighbours, three_columns
 from . import options as opt
 from .base import Synthesizer, register
 from .encoding import decode_column, encode
@@ -41,6 +47,9 @@ from .graphical import conditional, count_table, exact_l1, project_simplex, samp
 from .mst import MARGINAL_FAMILY, marginal_forecast
 
 SELECTION_SHARE = 0.3  # β of the paper: share of ε spent choosing the network
+COUNT_SHARE = 0.02     # share of ε on the number of records, which sets the largest useful table
+THETA = 3.0            # θ-usefulness: a useful table has θ records per cell per unit of noise (docs/methods.md)
+DEGREE = 2             # at most this many parents
 R_SENSITIVITY = 2.0
 
 
@@ -59,16 +68,22 @@ class PrivBayes(Synthesizer):
     name = "privbayes"
     label = "PrivBayes (Bayesian network of degree 2)"
     is_dp = True
-    description = ("A Bayesian network where each column has up to two parents, chosen privately "
-                   "(exponential mechanism on the R score), noisy conditional tables (geometric noise), "
+    description = ("A Bayesian network where each column has up to two parents, as many as the number of "
+                   "records and ε make a useful table, chosen privately (exponential mechanism on the R "
+                   "score), noisy conditional tables (geometric noise), "
                    "and records drawn i.i.d. from the network (Zhang et al. 2017). Keeps triples of columns.")
     options = (opt.bins(10),)
     audits = (Audit(three_columns(3, "abc"), CellCounts(((0, 1), (0, 1, 2))), epsilon=1.0, n=2000,
                     runs=500, quick_runs=80,
-                    note="D never uses a2, b2 or c2. The one noisy table costs 0.7ε (0.3ε chooses the "
-                         "network), and sampling dilutes its ratio: the honest bound lands near 0.4."),)
-    spends = Budget(TOTAL, per_target=f"{SELECTION_SHARE:.0%} on choosing the network, the rest in equal shares "
-                                      "over its conditional tables")
+                    note="D has 30 rows: too few for any pair of columns to be a useful table (at most 2.3 "
+                         "cells), so every column is its own histogram at 0.98ε/3; sampling dilutes the ratio."),
+              Audit(three_columns(3, "abc"), CellCounts(((0, 1), (0, 1, 2))), pair=Neighbours(rows=400),
+                    epsilon=1.0, n=2000, runs=500, quick_runs=80,
+                    note="D has 400 rows: pairs and triples of columns are useful tables (up to 30.5 cells), so "
+                         "the network is chosen and the planted record reaches a table of its parents."),)
+    spends = Budget(TOTAL, per_target=f"{COUNT_SHARE:.0%} on the number of records; of the rest "
+                                      f"{SELECTION_SHARE:.0%} on choosing the network (none when no pair of columns is "
+                                      "a useful table), the rest in equal shares over the columns' tables")
     rank = 20
     suggest_priority = 0  # a marginal-based method, after MST in picker order
     #: It scores every (column, pair of parents) at each step: Σ (d − k)·C(k, 2) ≈ d⁴/24 choices; more
@@ -83,7 +98,8 @@ class PrivBayes(Synthesizer):
     def suggestion(self, schema, epsilon, n, forecast):
         """Where MST's marginal forecast (its order of magnitude) is good or not known: on penguins its median
         TV2 over 15 runs was 0.76 / 0.53 / 0.34 at ε = 0.3, 1, 3 against independent marginals' 0.46 / 0.34 /
-        0.30, also at ε = 3 where that forecast is only fair (bench/bench_dp_utility.py)."""
+        0.30, also at ε = 3 where that forecast is only fair (bench/bench_dp_utility.py; measured before the
+        network's size followed θ-usefulness, which made it independent marginals where no pair is useful)."""
         return None if forecast is not None and forecast.level in ("fair", "poor") else MARGINAL_FAMILY
 
     def refuse(self, schema, columns, n, *, bins, **params):
@@ -106,78 +122,100 @@ class PrivBayes(Synthesizer):
             for x in t:
                 a, b = (k for k in t if k != x)
                 score3[(x, (a, b))] = r_score(_arrange(table, t, (a, b, x)).reshape(-1, sizes[x]))
-        return {"columns": list(columns), "domains": domains, "sizes": sizes, "one": count_table(codes[:, :1], sizes[:1]),
+        return {"columns": list(columns), "domains": domains, "sizes": sizes, "records": len(codes),
+                "one": [count_table(codes[:, [j]], [sizes[j]]) for j in range(d)],
                 "two": two, "three": three, "scores": {**score2, **score3}}
 
     def generate(self, measured, *, epsilon, n, rng, bins, noise=None):
         noise = rng if noise is None else noise
         columns, domains, sizes = measured["columns"], measured["domains"], measured["sizes"]
         d = len(columns)
-        steps = []
-        if d == 1:
-            return self._single(measured, epsilon, n, rng, noise)
+
+        # 0. the number of records, which sets how large a useful table may be
+        count = Geometric(COUNT_SHARE * epsilon)
+        records = max(float(measured["records"] + count.sample(noise, 1)[0]), 1.0)
+        steps = [count.step("number of records", detail=f"{COUNT_SHARE:.0%} of ε; sets the largest useful table "
+                                                        f"(records · ε of a table / {THETA:g})")]
+        eps_sel, eps_t, cap = _split(epsilon * (1 - COUNT_SHARE), records, sizes)
 
         # 1. the network
         first = int(noise.integers(d))
         placed, parents = [first], {first: ()}
-        candidates_per_step = [d - 1] + [(d - i) * (i * (i - 1) // 2) for i in range(2, d)]
-        em_steps = sum(c > 1 for c in candidates_per_step)
-        eps_sel = SELECTION_SHARE * epsilon if em_steps and d > 2 else 0.0
-        eps_step = eps_sel / em_steps if em_steps and d > 2 else 0.0
+        eps_step = eps_sel / (d - 1) if eps_sel else 0.0
         while len(placed) < d:
-            rest = [x for x in range(d) if x not in placed]
-            pas = [(p,) for p in placed] if len(placed) == 1 else list(itertools.combinations(sorted(placed), 2))
-            cands = [(x, pa) for x in rest for pa in pas]
-            if len(cands) == 1:
-                x, pa = cands[0]
-            else:
+            cands = _candidates([x for x in range(d) if x not in placed], placed, sizes, cap)
+            if len(cands) > 1 and eps_step:
                 em = ExponentialMechanism(eps_step, R_SENSITIVITY)
-                x, pa = cands[em.select([measured["scores"][c] for c in cands], noise)]
+                x, pa = cands[em.select([measured["scores"].get(c, Fraction(0)) for c in cands], noise)]
                 steps.append(em.step(f"parents of {columns[x]} (among {len(cands)} choices)",
                                      detail=f"score n·R = ½‖N(X,Π) − N(X)N(Π)/n‖₁, computed exactly; chose "
-                                            f"{', '.join(columns[p] for p in pa)}; P ∝ exp(ε·score/(2·"
+                                            f"{', '.join(columns[p] for p in pa) or 'none'}; P ∝ exp(ε·score/(2·"
                                             f"{R_SENSITIVITY:g})), sampled exactly"))
+            else:  # one choice, or a network with no edges (any order is the same model)
+                x, pa = cands[0]
+                if eps_step:  # chosen without reading the data: its share is kept unspent, the guarantee as if spent
+                    steps.append(Step("reserved", f"parents of {columns[x]} (one choice)", eps_step,
+                                      detail="a single candidate is chosen without reading the data"))
             placed.append(x)
             parents[x] = pa
 
-        # 2. noisy tables: (parents, child) for every column from the third on (or the one pair when d = 2)
-        eps_tables = epsilon - eps_sel
-        owners = placed[2:] if d > 2 else [placed[1]]
-        eps_t = eps_tables / len(owners)
+        # 2. one noisy table per column: its parents and itself
         noisy = {}
-        for x in owners:
+        for x in placed:
             axes = (*parents[x], x)
             raw = _table(measured, axes)
             mechanism = Geometric(eps_t)
             noisy[x] = mechanism.noisy(raw, noise)
-            steps.append(mechanism.step(f"table of {columns[x]} given {', '.join(columns[p] for p in parents[x])} "
-                                        f"({raw.size:,} cells)", detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
+            given = f" given {', '.join(columns[p] for p in parents[x])}" if parents[x] else ""
+            steps.append(mechanism.step(f"table of {columns[x]}{given} ({raw.size:,} cells)",
+                                        detail=f"P(k) ∝ exp(−{eps_t:.4g}·|k|)"))
         total = max(float(np.mean([t.sum() for t in noisy.values()])), 1.0)
         fitted = {x: project_simplex(t, total) for x, t in noisy.items()}
 
         # 3. i.i.d. ancestral sampling
         codes = np.empty((n, d), dtype=np.int64)
-        head = fitted[owners[0]]
-        pair = head if d == 2 else head.sum(axis=2)  # joint of the first two columns
-        a, b = (placed[0], placed[1]) if d == 2 else parents[owners[0]]
-        codes[:, a] = rng.choice(sizes[a], size=n, p=_normalised(pair.sum(axis=1)))
-        codes[:, b] = sample_rows(conditional(pair, _normalised(pair.sum(axis=0))), codes[:, a], rng)
-        for x in owners if d > 2 else []:
-            a, b = parents[x]
+        for x in placed:
             t = fitted[x]
-            idx = codes[:, a] * sizes[b] + codes[:, b]
-            codes[:, x] = sample_rows(conditional(t, _normalised(t.sum(axis=(0, 1)))), idx, rng)
+            margin = _normalised(t.reshape(-1, sizes[x]).sum(axis=0))
+            if not parents[x]:
+                codes[:, x] = rng.choice(sizes[x], size=n, p=margin)
+                continue
+            idx = np.zeros(n, dtype=np.int64)
+            for p in parents[x]:
+                idx = idx * sizes[p] + codes[:, p]
+            codes[:, x] = sample_rows(conditional(t, margin), idx, rng)
         values = {c: decode_column(codes[:, j], dom, rng) for j, (c, dom) in enumerate(zip(columns, domains))}
         return values, steps
 
-    def _single(self, measured, epsilon, n, rng, noise):
-        x = measured["one"]
-        mechanism = Geometric(epsilon)
-        noisy = mechanism.noisy(x, noise)
-        p = _normalised(project_simplex(noisy, max(float(noisy.sum()), 1.0)))
-        c, dom = measured["columns"][0], measured["domains"][0]
-        return ({c: decode_column(rng.choice(dom.size, size=n, p=p), dom, rng)},
-                [mechanism.step(f"histogram of {c} ({dom.size} cells)", detail=f"P(k) ∝ exp(−{epsilon:.4g}·|k|)")])
+
+def _split(epsilon: float, records: float, sizes: list[int]) -> tuple[float, float, float]:
+    """(ε of the network, ε of each table, the largest useful table) for ``epsilon`` after the count.
+
+    A table of ``cells`` cells is useful when records · ε_table / cells ≥ θ (θ-usefulness, Zhang et al.
+    2017, §4): noise of scale 1/ε_table per cell against records / cells per cell. When no pair of
+    columns fits, the network has no edge to choose and every table is a column's own histogram: the
+    whole ε goes to them, as independent marginals."""
+    d = len(sizes)
+    eps_t = epsilon * (1 - SELECTION_SHARE) / d
+    cap = records * eps_t / THETA
+    pairs = d > 1 and min(a * b for a, b in itertools.combinations(sizes, 2)) <= cap
+    if not pairs:
+        return 0.0, epsilon / d, 0.0
+    return epsilon * SELECTION_SHARE, eps_t, cap
+
+
+def _candidates(rest: list[int], placed: list[int], sizes: list[int], cap: float) -> list[tuple[int, tuple]]:
+    """Every (column, parents) a step may choose: for each column not placed, its largest parent sets
+    (at most DEGREE columns already placed) whose table fits within ``cap`` cells, or no parent."""
+    out = []
+    for x in rest:
+        for k in range(min(DEGREE, len(placed)), -1, -1):
+            sets = [pa for pa in itertools.combinations(sorted(placed), k)
+                    if not k or sizes[x] * math.prod(sizes[p] for p in pa) <= cap]
+            if sets:
+                out += [(x, pa) for pa in sets]
+                break
+    return out
 
 
 def _arrange(table: np.ndarray, axes: tuple, order: tuple) -> np.ndarray:
@@ -187,6 +225,8 @@ def _arrange(table: np.ndarray, axes: tuple, order: tuple) -> np.ndarray:
 
 def _table(measured, axes: tuple) -> np.ndarray:
     """The measured count table over ``axes`` (in that order)."""
+    if len(axes) == 1:
+        return measured["one"][axes[0]]
     if len(axes) == 2:
         return measured["two"][axes]
     key = tuple(sorted(axes))

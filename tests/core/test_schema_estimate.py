@@ -92,6 +92,53 @@ def test_decimal_counts_by_hand():
     assert decimal_counts(values).tolist() == [2, 2, 1, 1, 0, 0, 0, 1]
 
 
+def _zeros_ones_and_fractions(n: int = 20_000, fractions: float = 0.03) -> pd.DataFrame:
+    """randhie's physlm in small: mostly 0, some 1, and a share of values with many decimals."""
+    rng = np.random.default_rng(5)
+    x = np.where(rng.random(n) < 0.85, 0.0, 1.0)
+    few = rng.random(n) < fractions
+    x[few] = rng.uniform(0.01, 0.99, few.sum())
+    return pd.DataFrame({"limit": x})
+
+
+def test_whole_numbers_only_on_evidence_so_hidden_fractions_are_not_rounded_away():
+    # The column's ε is 0.05; its precision step (weight 1 of 10) 0.005. 600 values (3 %) need more than six
+    # decimals: below the 877 a clear count needs, so the largest clear count is the whole numbers'. Called
+    # whole-numbered, every synthesis would round those values onto 0 and 1. The noisy count of values with
+    # decimals (600, noise σ ≈ 750 over 7 cells) plus the 95 % bound of an empty sum (1,228) is far above
+    # 1 % of the whole ones (194): left unrounded, with a sentence. (Seed fixed; the other outcome needs the
+    # noise below −1,634, about 1.5 % of seeds.)
+    est = estimate_schema(_zeros_ones_and_fractions(), 0.05, seed=4)
+    limit = est.schema["limit"]
+    assert not limit.integer and limit.decimals is None
+    assert est.schema["limit"].source("integer").startswith("estimated privately")
+    assert any(n.startswith("limit: at this ε the noisy counts cannot show that it holds whole numbers") for n in est.notes)
+
+
+def test_common_codes_need_only_a_clear_count_to_be_special_values():
+    # At a total ε of 0.02 the special-value step has 0.004 (weight 2 of 10) and δ = 1e-7: a value nobody
+    # listed needs a noisy count of 3,858 to be published (1 + ln(1/(δ(1 + α)))/ε), and the 2,941 ones here
+    # are short of it. 1 is one of the public common codes: counted with the same noise, it needs only the
+    # clear threshold of 12 noisy counts, 1,198, and holds 15 % of the column (kept from 10 %). The noise's
+    # scale is 250, so 2,941 falls short of 1,198 only if the noise is below −1,743: e^(−1743/250)/2 ≈ 5e-4.
+    est = estimate_schema(_zeros_ones_and_fractions(), 0.02, seed=0)
+    assert est.schema["limit"].specials == (0.0, 1.0)
+    step = next(s for s in est.steps if s.target == "schema estimate: special values of limit")
+    assert step.epsilon == pytest.approx(0.004) and step.delta == pytest.approx(1e-7)
+    assert "common codes" in step.detail and "kept past 1198" in step.detail and "reaches 3858" in step.detail
+
+
+def test_a_whole_numbered_column_is_called_so_once_the_counts_show_it():
+    # The same table with its fractions rounded: at ε 2 the precision step has 0.2; the bound of an empty sum
+    # of 7 counts is 32, well under 1 % of 20,000 values (200), so the column is whole-numbered.
+    df = _zeros_ones_and_fractions(fractions=0.0)
+    est = estimate_schema(df, 2.0, seed=4)
+    assert est.schema["limit"].integer and not any("whole numbers" in n for n in est.notes)
+    # With 3 % fractions at the same ε they are clearly counted: two decimals or more, never whole.
+    est = estimate_schema(_zeros_ones_and_fractions(), 2.0, seed=4)
+    assert not est.schema["limit"].integer
+
+
 def test_too_few_records_for_the_epsilon_leave_fields_read_off_the_data_and_say_so():
     df = _frame(60)
     inferred = infer_schema(df)

@@ -17,9 +17,10 @@ import dpsynth_core as core
 from dpsynth_core import constraints
 from dpsynth_core.privacy.accounting import zcdp_epsilon, zcdp_rho
 from dpsynth_core.schema import Schema
-from dpsynth_core.synth import SYNTHESIZERS, synthesize
+from dpsynth_core.synth import synthesize
 from dpsynth_core.synth.graphical import project_simplex, sample_rows
 from dpsynth_core.synth.mst import _beliefs, allocate_rho, split_rho
+from dpsynth_core.datasets import load_bundled
 from dpsynth_core.synth.privbayes import r_score
 
 
@@ -222,13 +223,49 @@ def test_privbayes_ledger_totals(diamonds):
     s = synthesize(df, "privbayes", epsilon=1.0, schema=schema, n=800)  # no seed: labelled DP (issue 15)
     led = s.ledger
     assert led["is_dp"] and led["delta"] == 0 and led["dp_label"] == "ε-DP with ε = 1"
-    sel = [st for st in led["steps"] if st["mechanism"] == "exponential mechanism (exact)"]
-    tab = [st for st in led["steps"] if st["mechanism"] == "two-sided geometric"]
-    # d − 1 network steps, all with more than one candidate when d = 10; d − 2 noisy tables
-    assert len(sel) == d - 1 and len(tab) == d - 2
-    assert sum(st["epsilon"] for st in sel) == pytest.approx(0.3)
-    assert [st["epsilon"] for st in tab] == pytest.approx([0.7 / (d - 2)] * (d - 2))
-    assert all(st["sensitivity"] == 2.0 for st in sel)
+    count = [st for st in led["steps"] if st["target"] == "number of records"]
+    sel = [st for st in led["steps"] if st["target"].startswith("parents of")]
+    tab = [st for st in led["steps"] if st["target"].startswith("table of")]
+    # 2 % on the number of records; 53,940 records make pairs of columns useful (a table of 0.98 · 0.7 / 10 =
+    # 0.0686 holds 53,940 · 0.0686 / 3 ≈ 1,233 cells), so 30 % of the rest chooses the network in d − 1 equal
+    # steps (a step with one choice keeps its share unspent), and every column gets a table of its own.
+    assert [st["epsilon"] for st in count] == pytest.approx([0.02])
+    assert [st["epsilon"] for st in sel] == pytest.approx([0.98 * 0.3 / (d - 1)] * (d - 1))
+    assert [st["epsilon"] for st in tab] == pytest.approx([0.98 * 0.7 / d] * d)
+    assert math.fsum(st["epsilon"] for st in led["steps"]) == pytest.approx(1.0)
+    assert all(st["sensitivity"] == 2.0 for st in sel if st["mechanism"] == "exponential mechanism (exact)")
+    # Every table is within the useful size: 1,233 cells, moved by under 7 by the count's noise (scale 50: a
+    # move of 7 cells needs 306 records of noise, probability e^−6.1). Only the first column has no parent.
+    cells = [int(st["target"].rsplit("(", 1)[1].split(" ")[0].replace(",", "")) for st in tab]
+    assert max(cells) <= 1240 and sum(" given " not in st["target"] for st in tab) == 1
+
+
+def test_privbayes_at_too_few_records_per_cell_has_no_network_and_is_independent_marginals():
+    # penguins at ε = 0.3: a table gets 0.294 · 0.7 / 8 = 0.0257, so a useful table has at most
+    # 344 · 0.0257 / 3 ≈ 2.9 cells, less than the smallest pair (3 × 3): no edge to choose, no selection
+    # spent, and every column its own histogram at 0.294 / 8 (with the count's 0.006).
+    df, schema = load_bundled("penguins")
+    d = len(schema.used)
+    led = synthesize(df, "privbayes", epsilon=0.3, schema=schema, n=len(df)).ledger
+    assert not [st for st in led["steps"] if st["target"].startswith("parents of")]
+    tab = [st for st in led["steps"] if st["target"].startswith("table of")]
+    assert len(tab) == d and not any(" given " in st["target"] for st in tab)
+    assert [st["epsilon"] for st in tab] == pytest.approx([0.3 * 0.98 / d] * d)
+
+
+def test_privbayes_candidates_by_hand():
+    from dpsynth_core.synth.privbayes import _candidates, _split
+    sizes = [2, 3, 10, 4]
+    # column 3 (4 values) with parents among {0, 1, 2}: pairs of 4·2·3 = 24, 4·2·10 = 80, 4·3·10 = 120 cells
+    assert _candidates([3], [0, 1, 2], sizes, 100) == [(3, (0, 1)), (3, (0, 2))]
+    assert _candidates([3], [0, 1, 2], sizes, 20) == [(3, (0,)), (3, (1,))]  # no pair fits: the singles that do
+    assert _candidates([3], [0, 1, 2], sizes, 5) == [(3, ())]
+    assert _candidates([2, 3], [0], sizes, 25) == [(2, (0,)), (3, (0,))]
+    # ε 1 over 4 columns: a table gets 0.7 / 4 = 0.175; 400 records make 400 · 0.175 / 3 = 23.3 cells useful,
+    # above the smallest pair (2 × 3): the network is chosen with 0.3.
+    assert _split(1.0, 400, sizes) == pytest.approx((0.3, 0.175, 70 / 3))
+    # 100 records: 5.8 cells, below every pair: no network, each histogram gets 1 / 4.
+    assert _split(1.0, 100, sizes) == pytest.approx((0.0, 0.25, 0.0))
 
 
 @pytest.mark.parametrize("method", ["mst", "privbayes"])
