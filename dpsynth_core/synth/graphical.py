@@ -51,21 +51,6 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     return np.maximum(np.asarray(y, dtype=float) - tau, 0.0)
 
 
-def merge_rare(noisy: np.ndarray, threshold: float) -> np.ndarray:
-    """A code for each value of a noisy histogram: values counted at least ``threshold`` keep their own
-    (in order), the others share the last one; no merging when all or none pass.
-
-    Post-processing of the noisy counts: a model over the merged codes has fewer cells to measure.
-
-    >>> merge_rare(np.array([50.0, 1.0, 70.0, -3.0]), 10.0).tolist()
-    [0, 2, 1, 2]
-    """
-    keep = noisy >= threshold
-    if keep.all() or not keep.any():
-        return np.arange(noisy.size)
-    return np.where(keep, np.cumsum(keep) - 1, keep.sum())
-
-
 def exact_l1(a: np.ndarray, b: np.ndarray) -> int:
     """Σ |a − b| of two int64 arrays as an exact integer (in Python integers when int64 could overflow).
 

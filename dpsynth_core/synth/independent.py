@@ -52,28 +52,7 @@ class Independent(Synthesizer):
                          "ratio of ε, the worst case."),)
 
     def forecast(self, schema, epsilon, n=None, *, bins, **params):
-        """Geometric noise per histogram cell at ε/d against the rows in an average cell of the widest column.
-
-        Noise std √(2a)/(1 − a), a = e^(−ε/d). Level by std / (n / C_max): good < 0.05 (noise a
-        twentieth of a typical count), fair < 0.5, poor beyond (the noise is the size of the counts).
-        """
-        sizes = domain_sizes(schema, bins)
-        d = len(sizes)
-        eps_c = spendable(epsilon, n) / d
-        std = math.sqrt(geometric_variance(eps_c))
-        widest = max(sizes, key=sizes.get)
-        head = (f"At ε = {epsilon:g} each of the {d} column histograms gets ε = {eps_c:.3g}: geometric noise of "
-                f"standard deviation {std:,.1f} per cell")
-        if n is None:
-            return Forecast(f"{head}. n is not declared, so the rows per cell are unknown; the noise matters "
-                            f"until a cell holds well over {10 * std:,.0f} rows. Associations are not kept.",
-                            "unknown")
-        per_cell = n / sizes[widest]
-        level = level_of(std / per_cell, 0.05, 0.5)
-        words = {"good": "each column's marginal should come through", "fair": "the marginals will be visibly noisy",
-                 "poor": "expect near-uniform marginals"}[level]
-        return Forecast(f"{head}, against about {per_cell:,.0f} rows in an average cell of the widest column "
-                        f"({widest}, {sizes[widest]} cells; {n_text(n)}): {words}. Associations are not kept.", level)
+        return histogram_forecast(schema, epsilon, n, bins=bins)
 
     def suggestion(self, schema, epsilon, n, forecast):
         """Always: the fallback, named when no method that keeps associations may be."""
@@ -98,3 +77,29 @@ class Independent(Synthesizer):
             steps.append(Geometric(eps_j).step(f"histogram of {c} ({d.size} cells)",
                                                detail=f"P(k) ∝ exp(−{eps_j:.4g}·|k|)"))
         return values, steps
+
+
+def histogram_forecast(schema, epsilon: float, n: int | None, *, bins: int) -> Forecast:
+    """Independent marginals' forecast (also PrivBayes's where it has no network): geometric noise per
+    histogram cell at ε/d against the rows in an average cell of the widest column.
+
+    Noise std √(2a)/(1 − a), a = e^(−ε/d). Level by std / (n / C_max): good < 0.05 (noise a
+    twentieth of a typical count), fair < 0.5, poor beyond (the noise is the size of the counts).
+    """
+    sizes = domain_sizes(schema, bins)
+    d = len(sizes)
+    eps_c = spendable(epsilon, n) / d
+    std = math.sqrt(geometric_variance(eps_c))
+    widest = max(sizes, key=sizes.get)
+    head = (f"At ε = {epsilon:g} each of the {d} column histograms gets ε = {eps_c:.3g}: geometric noise of "
+            f"standard deviation {std:,.1f} per cell")
+    if n is None:
+        return Forecast(f"{head}. n is not declared, so the rows per cell are unknown; the noise matters "
+                        f"until a cell holds well over {10 * std:,.0f} rows. Associations are not kept.",
+                        "unknown")
+    per_cell = n / sizes[widest]
+    level = level_of(std / per_cell, 0.05, 0.5)
+    words = {"good": "each column's marginal should come through", "fair": "the marginals will be visibly noisy",
+             "poor": "expect near-uniform marginals"}[level]
+    return Forecast(f"{head}, against about {per_cell:,.0f} rows in an average cell of the widest column "
+                    f"({widest}, {sizes[widest]} cells; {n_text(n)}): {words}. Associations are not kept.", level)

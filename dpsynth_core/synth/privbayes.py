@@ -44,6 +44,8 @@ from . import options as opt
 from .base import Synthesizer, register
 from .encoding import decode_column, encode
 from .graphical import conditional, count_table, exact_l1, project_simplex, sample_rows, table_cells_refusal
+from .independent import histogram_forecast
+from .forecasting import Forecast, domain_sizes, spendable
 from .mst import MARGINAL_FAMILY, marginal_forecast
 
 SELECTION_SHARE = 0.3  # β of the paper: share of ε spent choosing the network
@@ -91,8 +93,21 @@ class PrivBayes(Synthesizer):
     max_columns = 40
 
     def forecast(self, schema, epsilon, n=None, *, bins, **params):
-        # MST's marginal noise at these bins, as an order of magnitude (the sentence says so): PrivBayes has
-        # no forecast of its own split yet.
+        """Where n·ε leave no pair of columns a useful table, PrivBayes is independent marginals: their
+        forecast, said so. Otherwise MST's marginal noise at these bins, as an order of magnitude (the
+        sentence says so): PrivBayes has no forecast of its own split of a network yet."""
+        if n is not None:
+            sizes = list(domain_sizes(schema, bins).values())
+            left = spendable(epsilon, n) * (1 - COUNT_SHARE)
+            if not _split(left, n, sizes)[0]:
+                cap = n * left * (1 - SELECTION_SHARE) / len(sizes) / THETA
+                alone = histogram_forecast(schema, left, n, bins=bins)
+                pair = min(a * b for a, b in itertools.combinations(sizes, 2)) if len(sizes) > 1 else 0
+                return Forecast(f"At ε = {epsilon:g} with {n:,} rows no pair of columns is a useful table (a useful "
+                                f"table has at most {cap:.1f} cells here, the smallest pair {pair}): {self.label} "
+                                f"counts the records with {COUNT_SHARE:.0%} of ε and draws every column from its own "
+                                f"noisy histogram, as independent marginals do with the rest. {alone.sentence}",
+                                alone.level)
         return marginal_forecast(schema, epsilon, n, bins=bins, label=self.label)
 
     def suggestion(self, schema, epsilon, n, forecast):

@@ -124,6 +124,20 @@ def test_zcdp_conversion_and_the_marginal_forecast_by_hand():
     assert SYNTHESIZERS["privbayes"].label + " splits its budget its own way" in pb.sentence
 
 
+def test_privbayes_forecast_where_no_pair_is_useful_is_independent_marginals():
+    penguins = core.load_bundled("penguins")[1]
+    # 344 rows at ε = 0.3 (n declared, so no row count): after the 2 % count, a table gets 0.294 · 0.7 / 8 and
+    # holds at most 344 · 0.0257 / 3 = 2.95 useful cells, under the smallest pair (3 × 3 = 9): no network.
+    # It is then independent marginals at its own 10 bins with what the count leaves, 0.294.
+    pb, alone = core.forecast("privbayes", penguins, 0.3, 344), core.forecast("independent", penguins, 0.294, 344, bins=10)
+    cap = 344 * 0.3 * 0.98 * 0.7 / 8 / 3
+    assert f"no pair of columns is a useful table (a useful table has at most {cap:.1f} cells here, the smallest " \
+           "pair 9)" in pb.sentence
+    assert pb.sentence.endswith(alone.sentence) and pb.level == alone.level
+    # At ε = 3 a 3 × 3 pair is useful (29.5 cells): MST's order of magnitude again.
+    assert "as MST measures them" in core.forecast("privbayes", penguins, 3.0, 344).sentence
+
+
 def test_a_dp_method_without_a_forecast_says_so_and_borrows_none(monkeypatch):
     class Plain(base.Synthesizer):  # a DP method that declares no forecast
         name, label, is_dp, description = "toy_plain", "Toy plain method", True, ""

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from dpsynth_core.synth.graphical import (aggregate, calibrate, conditionals, expand, fit_potentials, junction_tree,
-                                          merge_rare, model_cells, model_marginal, sample_tree, spread, sum_to,
+                                          model_cells, model_marginal, sample_tree, spread, sum_to,
                                           triangulate)
 
 SIZES = (2, 3, 2, 4, 3, 2)
@@ -146,12 +146,6 @@ def test_fit_to_a_coarse_view_recovers_it():
     fitted = total * model_marginal(tree, beliefs, conds, (0, 1))
     np.testing.assert_allclose(aggregate(fitted, [view, None]), targets["pair"][0], atol=0.5)
     np.testing.assert_allclose(fitted.sum(axis=1), targets["one"][0], atol=0.5)
-
-
-def test_merge_rare_keeps_order_and_merges_the_rest():
-    assert merge_rare(np.array([5.0, 40.0, 1.0, 30.0]), 10.0).tolist() == [2, 0, 2, 1]
-    assert merge_rare(np.array([50.0, 40.0]), 10.0).tolist() == [0, 1]   # all kept
-    assert merge_rare(np.array([1.0, 2.0]), 10.0).tolist() == [0, 1]     # none kept: no merging
 
 
 def test_spread_then_sum_gives_the_table_times_the_other_sizes():

@@ -181,3 +181,31 @@ def test_within_a_coarse_cell_records_follow_the_fine_counts():
     b = s.data["b"]
     assert ((b >= 0) & (b < 2)).mean() > 0.99
     assert abs((b < 1).mean() / (b < 2).mean() - 0.75) < 0.03
+
+
+def test_round_zero_models_a_small_tables_column_on_its_merged_bins():
+    from dpsynth_core.schema import ColumnSchema
+    from dpsynth_core.synth.aim import _resolution
+    from dpsynth_core.synth.encoding import column_domain
+
+    domain = column_domain(ColumnSchema(name="x", kind="numeric", bounds=(0.0, 30.0)), 30)  # 30 bins, no extras
+    sigma = 8.0  # 3σ = 24
+    # A large table: every bin counted well above 3σ: the fine grid, nothing rare.
+    merge, rare = _resolution(domain, np.full(30, 500.0), sigma)
+    assert merge == 1 and not rare.any()
+    # A small one: 11 a bin (344 rows over 30 bins), bins 0-5 at 30. Fine: 6 bins pass, 180 of the mass;
+    # merged 3 at a time: 33 a cell (all 10 pass, 90 + 90 + 8 · 33 = 444): 180 < 0.8 · 444, so merged, and
+    # no cell is rare.
+    counts = np.full(30, 11.0)
+    counts[:6] = 30.0
+    merge, rare = _resolution(domain, counts, sigma)
+    assert merge == 3 and not rare.any()
+    # The same with the last three bins at 0: their merged cell is rare (0 < 24), the only rare one.
+    counts[27:] = 0.0
+    merge, rare = _resolution(domain, counts, sigma)
+    assert merge == 3 and rare.tolist() == [False] * 27 + [True] * 3
+    # Fine bins that hold 80 % of what the merged cells do keep the fine grid (ties go to the finer view).
+    counts = np.full(30, 30.0)
+    counts[24:] = 5.0  # fine: 24 · 30 = 720 pass; merged: 8 · 90 = 720 pass, the last two cells (15) do not
+    merge, rare = _resolution(domain, counts, sigma)
+    assert merge == 1 and rare.tolist() == [False] * 24 + [True] * 6
