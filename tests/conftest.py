@@ -38,6 +38,22 @@ def _share_of_the_cores() -> dict[str, str]:
 CORE_SHARE = _share_of_the_cores()
 
 
+@pytest.fixture(autouse=True)
+def _fast_tests_run_their_pools_in_process(request, monkeypatch):
+    """In a plain ``pytest`` (one process, nothing capped), each test of the fast loop runs its joblib pools
+    (an audit's or a sweep's ``n_jobs=-1``) in this process, as each xdist worker already does on two cores.
+
+    The fast loop's audits and sweeps are short: starting a pool of worker processes (each importing numpy,
+    pandas and the core again) and pickling the tasks cost more CPU than the runs they share (the fast loop's
+    short audits took 20 s of CPU with a pool, 13 s without). Results do not change: the sweep and the
+    audit give the same table serial or parallel (tests/core/test_sweep_parallel.py and
+    tests/core/privacy/test_audit.py pass ``n_jobs`` themselves). Slow and browser tests keep every core, and
+    a cap the caller chose stays.
+    """
+    if "LOKY_MAX_CPU_COUNT" not in os.environ and not any(request.node.get_closest_marker(m) for m in ("slow", "e2e")):
+        monkeypatch.setenv("LOKY_MAX_CPU_COUNT", "1")
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _clear_streamlit_cache():
     # st.cache_data is process-global, so each test module starts from an empty one. Within a module its
@@ -49,6 +65,24 @@ def _clear_streamlit_cache():
 
     st.cache_data.clear()
     yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _scan_components_once():
+    """Streamlit's scan of the installed packages for components, done once a test session.
+
+    Each AppTest's first run makes a new component registry and scans every installed distribution's metadata
+    for Streamlit components (streamlit.components.v2.manifest_scanner): ~0.3 s of CPU, the most of an AppTest's
+    cost, and the fast loop makes a few hundred. A server scans once, at its start. The answer depends only on
+    what is installed, which a test session does not change, so every registry is filled from the first scan.
+    """
+    from functools import cache
+
+    from streamlit.components.v2 import manifest_scanner
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(manifest_scanner, "scan_component_manifests", cache(manifest_scanner.scan_component_manifests))
+        yield
 
 
 @pytest.fixture

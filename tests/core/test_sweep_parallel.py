@@ -62,7 +62,9 @@ def test_local_processes_give_the_serial_table(penguins, serial):
     pd.testing.assert_frame_equal(_sweep(penguins), serial)  # default: every local core
 
 
-@pytest.mark.parametrize("processes", [False, True])
+# Slow with worker processes: the worker imports every library (about 4 s of CPU); the cluster of threads,
+# the same dispatch and scatter, stays in the fast loop.
+@pytest.mark.parametrize("processes", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monkeypatch):
     # AppTest leaves the app script as __main__, and a spawned worker process would run it again on start.
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))

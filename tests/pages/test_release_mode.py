@@ -143,6 +143,10 @@ def test_a_link_for_an_uploaded_file_waits_for_that_file():
     assert at.session_state["dataset"].name == "mine.csv" and (cfg.method, cfg.seed) == ("bootstrap", 5)
 
 
+# Slow: its 75 runs a side of MST on the look-alike cost about 20 s of CPU. The audit section's wiring (a click
+# runs the core's audit, whose bound the page shows) stays in the fast loop with the Learn page's audit
+# (tests/pages/test_pages_learn.py::test_the_audit_runs_from_its_tab).
+@pytest.mark.slow
 def test_the_release_shows_an_audit_of_its_method_on_a_look_alike(at, ledger_store):
     # Release with MST at ε = 1: the audit beside it claims the release's ε and δ, runs on a look-alike of the
     # declared schema with the release's options, and adds nothing to the ledger store.

@@ -117,6 +117,9 @@ def _category_counts(extra: str | None, rare: int = 0) -> tuple[list, np.ndarray
     return value_counts(pd.Series(values))
 
 
+# Slow: RUNS releases of both histograms on D and D′ (about 3.5 s of CPU for the two). The thresholded
+# histogram's audit below and this module's by-hand tests of the noise stay in the fast loop.
+@pytest.mark.slow
 @pytest.mark.parametrize("noise, caught", [(1.0, False), (0.1, True)])
 def test_published_bounds_and_categories_pass_the_audit_and_a_tenth_of_the_noise_is_caught(noise, caught):
     # D′ is D plus one record with an extreme value and a new category (issue 27). The claim: the bounds'

@@ -78,6 +78,13 @@ def _case(name, penguins):
 CASES = ["penguins_public", "penguins_inferred", "mixed"]
 
 
+def fast_on(*fast):
+    """The grid of every method on ``CASES`` with the cases not in ``fast`` marked slow: the fast loop runs
+    every method on the mixed frame (every kind of column: integer, float, text, flag, excluded), CI every case.
+    Each synthesis of penguins costs up to 0.2 s of CPU (AIM), and the grids below hold a few hundred."""
+    return [c if c in fast else pytest.param(c, marks=pytest.mark.slow) for c in CASES]
+
+
 def _run(df, method, **kw):
     kw.setdefault("epsilon", 1.0)
     return synthesize(df, method, **kw)
@@ -116,7 +123,7 @@ def test_registry_has_the_documented_methods():
 
 
 @pytest.mark.parametrize("n", [None, 57, 1000])
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", fast_on("mixed"))
 @pytest.mark.parametrize("method", METHODS)
 def test_same_columns_dtypes_and_row_count(method, case, n, penguins):
     df, schema = _case(case, penguins)
@@ -136,7 +143,7 @@ def test_same_columns_dtypes_and_row_count(method, case, n, penguins):
     assert list(out.index) == list(range(len(out)))
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", fast_on("mixed"))
 @pytest.mark.parametrize("method", METHODS)
 def test_same_seed_same_frame_other_seed_other_frame(method, case, penguins):
     df, schema = _case(case, penguins)
@@ -334,7 +341,7 @@ def test_independent_clips_to_bounds_narrower_than_the_data(penguins):
     assert (out["bill_length_mm"] < 40.25).mean() > real_below - 0.05
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", fast_on("mixed"))
 @pytest.mark.parametrize("method", METHODS)
 def test_integer_columns_stay_whole(method, case, penguins):
     df, schema = _case(case, penguins)
@@ -439,6 +446,7 @@ def test_independent_loses_associations(diamonds, diamonds_large_eps):
     assert abs(stats.spearmanr(syn["carat"], syn["price"])[0]) < 5 / math.sqrt(len(syn) - 1)
 
 
+@pytest.mark.slow  # 200 releases of the diamonds' histograms (about 2 s of CPU); CI runs it
 def test_independent_small_epsilon_pulls_marginals_toward_uniform(diamonds):
     """ε = 1e-3 over M = 10 columns: ε/10 = 1e-4 per histogram, geometric noise with SD
     √(2α)/(1−α) ≈ 14,142 against counts of at most 21,551. A single release is then mostly noise

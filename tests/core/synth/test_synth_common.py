@@ -244,7 +244,11 @@ def check_declared_facts(method, penguins):
         SYNTHESIZERS.update(saved)
 
 
-@pytest.mark.parametrize("method", METHODS)
+# One sweep and one release package a method (about 0.7 s of CPU each): the fast loop takes a DP and a non-DP
+# method, which go through the same code; every method's runs in CI (slow), and a synthesizer a test registers
+# runs it through check_synthesizer (tests/core/synth/test_contributing_synthesizer.py).
+@pytest.mark.parametrize("method", [m if m in ("independent", "cart") else pytest.param(m, marks=pytest.mark.slow)
+                                    for m in METHODS])
 def test_appears_on_the_map_and_in_a_release(method, penguins):
     check_appears_on_the_map_and_in_a_release(method, penguins)
 

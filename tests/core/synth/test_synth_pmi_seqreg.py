@@ -136,6 +136,10 @@ def test_epsilon_split_and_noise_scales_in_the_ledger(penguins):
     assert capped[5]["target"].startswith("body_mass_g ~ species, bill_depth_mm, flipper_length_mm:")
 
 
+# Slow: 400 seeded draws of every statistic (about 4 s of CPU). The scales themselves stay in the fast loop,
+# by hand and in the ledger (test_moment_sensitivities_by_hand_and_by_brute_force,
+# test_epsilon_split_and_noise_scales_in_the_ledger).
+@pytest.mark.slow
 def test_noise_scales_actually_drawn(penguins):
     # Over 400 seeds the released minus the exact statistics must follow the stated laws.
     df, schema = penguins
@@ -353,6 +357,9 @@ def test_pmi_with_tiny_epsilon_is_uniform_over_the_domain(penguins):
     assert abs(out["sex"].isna().mean() - 1 / 3) < 5 * math.sqrt((1 / 3) * (2 / 3) / n)
 
 
+# Slow: 200 seeded generations (about 2 s of CPU). The fast loop keeps the tiny-ε check of the first variable
+# (test_dp_seqreg_tiny_epsilon_first_variable_mean_moves_toward_uniform).
+@pytest.mark.slow
 def test_dp_seqreg_with_tiny_epsilon_goes_wide(penguins):
     # ε = 1e-3 over 8 variables: Laplace scales of 10⁵ and more on sums of a few hundred, so the
     # noisy SSE is clamped to the widest residual variance (1 in scaled units) and b̃ shrinks to 0
