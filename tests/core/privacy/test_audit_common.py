@@ -23,12 +23,6 @@ from dpsynth_core.synth import SYNTHESIZERS
 DP_METHODS = [m for m, s in SYNTHESIZERS.items() if s.is_dp]
 CASES = [(m, i) for m in DP_METHODS for i in range(max(1, len(declared_audits(m))))]
 QUICK_SEED, FULL_SEED = 20261, 20262
-#: Methods whose short audit alone costs several seconds of CPU, a large share of the fast loop's: marked slow
-#: (CI runs them; so does the full audit). AIM fits its model in every round of each of its 1,200 runs (about
-#: 19 s of CPU), and needs them: at 150 runs a side its broken variant stayed below the claim for two seeds
-#: of four. MST's 600 runs cost about 7 s. Every other DP method's short audit stays in the fast loop, the
-#: contract's own tests below too.
-HEAVY_SHORT = {"aim", "mst"}
 
 
 def _declared(method: str, which: int):
@@ -61,8 +55,7 @@ def test_every_dp_method_declares_an_audit():
                          "`audits = (Audit(schema, ...),)` to each class (docs/audit.md).")
 
 
-@pytest.mark.parametrize("method, which", [pytest.param(m, i, marks=pytest.mark.slow) if m in HEAVY_SHORT else (m, i)
-                                           for m, i in CASES])
+@pytest.mark.parametrize("method, which", CASES)  # every DP method's short audit in the fast loop (issue 29)
 def test_declared_audit_short(method, which):
     check_audit(method, which)
 
