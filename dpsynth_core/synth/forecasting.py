@@ -88,14 +88,15 @@ def mean_pair_cells(sizes: list[int]) -> float:
 
 
 def noise_against_cells(head: str, sigma: float, n: int | None, cells: float, *, per: str, in_cell: str,
-                        detail: str) -> Forecast:
+                        detail: str, fair: float = 1.0) -> Forecast:
     """The forecast of a method measuring marginals with Gaussian noise of standard deviation ``sigma`` per cell:
-    against the n / ``cells`` rows of a cell, good below 0.2, fair below 1, poor beyond (a fitted model smooths
-    the noise, hence looser thresholds than for a raw histogram). ``head`` says how σ arises; ``per`` and
-    ``in_cell`` name the cell (the rows ``per`` it, the rows in ``in_cell``), ``detail`` what ``cells`` counts."""
+    against the n / ``cells`` rows of a cell, good below 0.2, fair below ``fair`` (1 unless the method says
+    why), poor beyond (a fitted model smooths the noise, hence looser thresholds than for a raw histogram).
+    ``head`` says how σ arises; ``per`` and ``in_cell`` name the cell (the rows ``per`` it, the rows in
+    ``in_cell``), ``detail`` what ``cells`` counts."""
     if n is None:
         return Forecast(f"{head}; n is not declared, so the rows {per} (about n/{cells:,.0f}) are unknown.",
                         "unknown")
-    level = level_of(sigma / (n / cells), 0.2, 1.0)
+    level = level_of(sigma / (n / cells), 0.2, fair)
     return Forecast(f"{head}, against about {n / cells:,.0f} rows in {in_cell} ({detail}; {n_text(n)}): "
                     f"{VERDICT[level]}.", level)
