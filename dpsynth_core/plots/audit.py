@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import textwrap
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots

@@ -1,6 +1,5 @@
 """Page tests (issue 18): the Synthesize page forecasts before any run; the R-U map names the best DP method."""
 
-import pytest
 
 import dpsynth_core as core
 from tests.conftest import eps_input
