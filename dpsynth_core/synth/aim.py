@@ -66,7 +66,8 @@ from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode, view_codes
 from .forecasting import Forecast, mean_pair_cells, noise_against_cells, spendable
 from .graphical import (JunctionTree, aggregate, conditionals, count_table, exact_l1, fit_potentials, junction_tree,
-                        model_cells, model_marginal, resolved_cells, sample_tree)
+                        merged_codes, model_cells, model_marginal, resolved_cells,
+                        sample_tree)
 
 # T = 4·d rounds set the starting σ and ε₀. The paper's 16·d spends its first rounds at 2× the noise; on the
 # 80 % training rows of diamonds (5 runs each, bins 20) median TV2 was 0.0281 / 0.0155 / 0.0124 at ε = 0.3 / 1 / 3
@@ -285,8 +286,7 @@ def _view(domain, merge: int, rare: np.ndarray) -> np.ndarray:
     """The view code of each fine bin (or category) of a column: its bins merged ``merge`` at a time
     (:func:`.encoding.view_codes`), the rare ones one cell of their own; codes 0 … k − 1 in order. Each
     view is a coarsening of the finer ones: its cells are unions of theirs."""
-    codes = np.where(rare, view_codes(domain, merge).max() + 1, view_codes(domain, merge))
-    return np.unique(codes, return_inverse=True)[1].astype(np.int64)
+    return merged_codes(view_codes(domain, merge), rare)
 
 
 def _coarser(model_of: np.ndarray, view_of: np.ndarray) -> np.ndarray | None:

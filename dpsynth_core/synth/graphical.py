@@ -75,6 +75,17 @@ def resolved_cells(noisy: np.ndarray, cells: list[np.ndarray], threshold: float,
     return next((i, rare) for i, (mass, rare) in enumerate(options) if mass >= (1 - loss) * best)
 
 
+def merged_codes(cells: np.ndarray, rare: np.ndarray) -> np.ndarray:
+    """Each value's model code when values are modelled by ``cells`` (each value's cell) and the ``rare``
+    ones share one last code: the other cells keep their order, codes 0 … k − 1.
+
+    >>> merged_codes(np.array([0, 0, 1, 1, 2, 2]), np.array([False, False, True, True, False, False])).tolist()
+    [0, 0, 2, 2, 1, 1]
+    """
+    codes = np.where(rare, cells.max() + 1, cells)
+    return np.unique(codes, return_inverse=True)[1].astype(np.int64)
+
+
 def exact_l1(a: np.ndarray, b: np.ndarray) -> int:
     """Σ |a − b| of two int64 arrays as an exact integer (in Python integers when int64 could overflow).
 

@@ -67,8 +67,8 @@ from . import options as opt
 from .base import Synthesizer, register
 from .encoding import Domain, column_domain, decode_column, encode
 from .forecasting import Forecast, domain_sizes, mean_pair_cells, noise_against_cells, spendable
-from .graphical import (conditional, count_table, exact_l1, project_simplex, resolved_cells, sample_rows,
-                        table_cells_refusal)
+from .graphical import (conditional, count_table, exact_l1, merged_codes, project_simplex, resolved_cells,
+                        sample_rows, table_cells_refusal)
 
 RARE_SIGMAS = 3.0  # a value whose noisy count is below this many σ is merged into "rare"
 REFINE_SHARE = 0.2  # a numeric column keeping at most this share of its bins is modelled at half-width bins
@@ -140,27 +140,12 @@ def _coarse_of(col, fine: Domain, bins: int) -> np.ndarray:
     return np.append(out, out[-1] + 1 + np.arange(fine.size - fine.n_bins))
 
 
-def _groups(noisy: np.ndarray, sigma: float) -> np.ndarray:
-    """Compressed code of each value: kept values keep their order, the rare ones share the last code."""
-    keep = noisy >= RARE_SIGMAS * sigma
-    if keep.all() or keep.sum() == 0:
-        return np.arange(noisy.size)
-    return np.where(keep, np.cumsum(keep) - 1, keep.sum())
-
-
 def _pairs(half: Domain, size: int) -> np.ndarray:
     """The cell of each of a numeric column's ``size`` measured values (its bins, then its special values
     and missing cell) when adjacent bins are merged two at a time; the others keep cells of their own."""
     bins = half.n_bins // 2
     merged = np.arange(bins) // 2
     return np.concatenate([merged, merged[-1] + 1 + np.arange(size - bins)])
-
-
-def _groups_of_cells(noisy: np.ndarray, cells: np.ndarray, sigma: float) -> np.ndarray:
-    """Compressed code of each value when values are modelled by ``cells``: each cell whose summed noisy
-    count reaches RARE_SIGMAS·σ keeps its code (in order), the others share the last one."""
-    counts = np.bincount(cells, weights=noisy)
-    return _groups(counts, sigma)[cells]
 
 
 def _model_codes(coarse: np.ndarray, groups: np.ndarray, refine: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -299,10 +284,9 @@ def _measure_one_way(measured, rho1: float, noise) -> dict:
     for coarse, counts, z, domain in zip(measured["coarse"], exact, drawn, measured["domains"]):
         noisy = (counts + z).astype(float)
         halves = coarse.size > coarse.max() + 1  # only numeric columns have half-width bins (coarse pairs them)
-        pairs = _pairs(domain, noisy.size) if halves else None
-        merged = pairs is not None and resolved_cells(noisy, [np.arange(noisy.size), pairs], RARE_SIGMAS * sigma,
-                                                      RESOLVED_LOSS)[0] == 1
-        groups = _groups(noisy, sigma) if not merged else _groups_of_cells(noisy, pairs, sigma)
+        cells = [np.arange(noisy.size)] + ([_pairs(domain, noisy.size)] if halves else [])
+        level, rare = resolved_cells(noisy, cells, RARE_SIGMAS * sigma, RESOLVED_LOSS)
+        groups, merged = merged_codes(cells[level], rare), level == 1  # rare values (or pairs) share the last code
         kept = int((noisy >= RARE_SIGMAS * sigma).sum())
         # refining needs a rare group, and a 2-way table to measure the halves (one column has none)
         refine = d > 1 and halves and not merged and 0 < kept <= REFINE_SHARE * noisy.size

@@ -406,7 +406,8 @@ def test_mst_refuses_bins_that_are_not_whole_numbers_before_doubling_them(bins):
 
 
 def test_mst_models_a_small_tables_numeric_columns_on_pairs_of_bins():
-    from dpsynth_core.synth.mst import _groups_of_cells, _pairs
+    from dpsynth_core.synth.graphical import merged_codes, resolved_cells
+    from dpsynth_core.synth.mst import _pairs
     from dpsynth_core.synth.encoding import column_domain
 
     # A numeric column at 4 bins (8 half-width bins) with a special value and missing values: measured
@@ -415,8 +416,9 @@ def test_mst_models_a_small_tables_numeric_columns_on_pairs_of_bins():
     half = column_domain(col, 8)
     assert _pairs(half, 6).tolist() == [0, 0, 1, 1, 2, 3]
     # σ = 1, 3σ = 3: merged counts [4, 2, 5, 0]: cells 0 and 2 keep codes 0, 1; 1 and 3 share code 2.
-    assert _groups_of_cells(np.array([2.0, 2.0, 1.0, 1.0, 5.0, 0.0]), _pairs(half, 6), 1.0).tolist() == \
-        [0, 0, 2, 2, 1, 2]
+    noisy, pairs = np.array([2.0, 2.0, 1.0, 1.0, 5.0, 0.0]), _pairs(half, 6)
+    _, rare = resolved_cells(noisy, [pairs], 3.0, 0.2)
+    assert merged_codes(pairs, rare).tolist() == [0, 0, 2, 2, 1, 2]
     # penguins at ε = 3: 344 rows over 20 bins leave few single bins above 3σ, pairs of them pass; diamonds'
     # 53,940 rows resolve their own bins (seeded runs: the choice reads only noisy counts, so any seed shows it).
     df, schema = load_bundled("penguins")
