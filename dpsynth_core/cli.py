@@ -281,11 +281,9 @@ def cmd_synthesize(args) -> None:
     use, store = _use(args, df, "exploration"), _store(args)
     _, _, result = _synthesize(df, schema, cfg, use=use, store=store)
     out = Path(args.output)
-    files = release.synthesis_files(result, out.stem)
-    ledger = files.pop(f"{out.stem}.ledger.json")
-    for name, data in files.items():  # <stem>.csv, or <stem>-implicate1.csv, …: named after -o
-        _write(out.with_name(name[: -len(".csv")] + out.suffix), data)
-    _write(Path(args.ledger) if args.ledger else out.with_suffix(".ledger.json"), ledger)
+    for name, data in release.csv_files(result, out.stem).items():  # <stem>.csv, or <stem>-implicate1.csv, …
+        _write(out.with_name(Path(name).stem + out.suffix), data)
+    _write(Path(args.ledger) if args.ledger else out.with_suffix(".ledger.json"), release.ledger_file(result))
     _write(out.with_suffix(".settings.json"), cfg.to_json().encode("utf-8"))
     print(result.ledger["statement"], file=sys.stderr)
     _recorded(store, use)
@@ -328,15 +326,13 @@ def _sweep_reports(table, x: str, y: str, schema) -> list[str]:
     """What the R-U page answers from a sweep, in the core's words: the steward's question for the method the
     app suggests at ε = 1 (else the first DP method swept), at the threshold the page starts from; the DP method
     that keeps the most at the swept ε nearest 1; and the samples behind the measures."""
-    from .forecast import suggest_method
-    from .frontier import best_dp_method, default_threshold, dp_methods, smallest_epsilon
+    from .frontier import best_dp_method, default_target, default_threshold, dp_methods, smallest_epsilon
     from .rumap import sample_note
 
     out = []
     swept = dp_methods(table)
     if swept:
-        suggested = suggest_method(schema, constraints.EPSILON_DEFAULT, None)
-        target = suggested.method if suggested is not None and suggested.method in swept else swept[0]
+        target = default_target(swept, schema, constraints.EPSILON_DEFAULT, None)
         threshold = default_threshold(table, target, y)
         if threshold == threshold:  # NaN: the method has no point with a value of y
             answer = smallest_epsilon(table, target, y, threshold, x)

@@ -18,6 +18,7 @@ from . import constraints
 from .metric_info import METRICS
 from .schema import Schema
 from .synth import SYNTHESIZERS
+from .forecast import suggest_method
 
 
 def summarise(points: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -206,3 +207,10 @@ def best_dp_method(points: pd.DataFrame, epsilon: float, utility: str) -> dict |
     if not at.loc[at["method"] == best, "is_dp"].all():
         sentence += " These runs are not DP as run (see their ledgers: e.g. bounds read off the data)."
     return {"method": best, "epsilon": used, "utility": value, "ranking": ranking, "sentence": sentence}
+
+
+def default_target(swept: list[str], schema: Schema, epsilon: float, n: int | None) -> str:
+    """The DP method the steward's question asks of first, among the ``swept`` ones: the one the app
+    suggests at (ε, n) when it was swept, else the first swept."""
+    suggested = suggest_method(schema, epsilon, n)
+    return suggested.method if suggested is not None and suggested.method in swept else swept[0]

@@ -122,11 +122,11 @@ def synthesis_files(synthesis: Synthesis, stem: str) -> dict[str, bytes]:
     return {**csv_files(synthesis, stem), f"{stem}.ledger.json": ledger_file(synthesis)}
 
 
-def release_files(synthesis: Synthesis, stem: str, *, ledger: dict | None = None) -> dict[str, bytes]:
+def release_files(synthesis: Synthesis, stem: str, *, ledger: dict) -> dict[str, bytes]:
     """``{file name: bytes}``: the CSV(s) (:func:`csv_files`) and ``ledger`` beside them (a release writes
-    :func:`public_ledger` with what the ledger store recorded on the data; None: the synthesis's own)."""
-    return {**csv_files(synthesis, stem),
-            f"{stem}.ledger.json": ledger_bytes(synthesis.ledger if ledger is None else ledger)}
+    :func:`public_ledger` with what the ledger store recorded on the data). The ledger is always given: no
+    default may write a synthesis's own, unfiltered one."""
+    return {**csv_files(synthesis, stem), f"{stem}.ledger.json": ledger_bytes(ledger)}
 
 
 def zip_bytes(files: dict[str, bytes]) -> bytes:

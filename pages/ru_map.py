@@ -18,8 +18,7 @@ def steward_question(table, x: str, y: str) -> dict | None:
         return None
     q1, q2 = st.columns(2)
     cfg = state.config()
-    suggested = core.suggest_method(state.dataset().schema, cfg.epsilon, cfg.n)  # asked first, when swept
-    first = dp_methods.index(suggested.method) if suggested is not None and suggested.method in dp_methods else 0
+    first = dp_methods.index(core.frontier.default_target(dp_methods, state.dataset().schema, cfg.epsilon, cfg.n))
     target = q1.selectbox("Method", dp_methods, index=first, format_func=lambda m: core.SYNTHESIZERS[m].label,
                           key="ru_q_method")
     info = core.METRICS[y]

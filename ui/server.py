@@ -183,7 +183,7 @@ class GrowthCollector:
 collect_if_grown = GrowthCollector()  # the server's one, for the pages and the watcher
 
 
-_WATCHING = threading.Event()  # set once the watcher runs: one per server process
+_WATCHING = threading.Lock()  # taken once the watcher runs: one per server process, whichever thread asks first
 
 
 def watch_closed_sessions(period: float = 2.0) -> None:
@@ -196,9 +196,10 @@ def watch_closed_sessions(period: float = 2.0) -> None:
     """
     from streamlit.runtime import Runtime, RuntimeState
 
-    if not Runtime.exists() or Runtime.instance().state == RuntimeState.INITIAL or _WATCHING.is_set():
+    if not Runtime.exists() or Runtime.instance().state == RuntimeState.INITIAL:
         return
-    _WATCHING.set()
+    if not _WATCHING.acquire(blocking=False):  # check and set at once: two threads may ask together
+        return
     runtime = Runtime.instance()
 
     def watch():

@@ -22,7 +22,7 @@ def test_file_stem_is_safe_and_says_what_it_holds():
 def test_implicates_zip_round_trips():
     df, schema = core.load_bundled("penguins")
     result = core.synthesize(df, "independent", epsilon=2.0, schema=schema, n=50, seed=3, implicates=2)
-    files = release_files(result, "p")
+    files = release_files(result, "p", ledger=result.ledger)
     assert sorted(files) == ["p-implicate1.csv", "p-implicate2.csv", "p.ledger.json"]
     with zipfile.ZipFile(io.BytesIO(zip_bytes(files))) as z:
         assert sorted(z.namelist()) == sorted(files)

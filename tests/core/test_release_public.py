@@ -136,7 +136,7 @@ def test_csv_values_are_written_to_the_declared_precision():
     df, declared = core.load_bundled("penguins")
     schema = declared.replace_column("bill_length_mm", decimals=1, derived=False)
     result = core.synthesize(df, "independent", epsilon=1.0, schema=schema, seed=None)
-    files = core.release.release_files(result, "p")
+    files = core.release.release_files(result, "p", ledger=result.ledger)
     back = pd.read_csv(io.BytesIO(files["p.csv"]))
     v = back["bill_length_mm"].dropna().to_numpy()
     assert len(v) and np.all(np.abs(v * 10 - np.round(v * 10)) < 1e-9)  # one decimal at most
