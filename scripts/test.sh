@@ -10,6 +10,6 @@ if ! command -v chromium >/dev/null; then
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
-# -m "" lifts pytest.ini's default "not slow and not e2e": CI runs the browser tests and the audits too.
+# -m "" lifts pytest.ini's default "not slow and not e2e and not integration": CI runs every test.
 # -n auto: one pytest-xdist worker a core, each with its share of the cores (tests/conftest.py).
 timeout 1500 .venv/bin/python -m pytest -q -m "" -n auto "$@" </dev/null

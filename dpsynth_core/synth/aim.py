@@ -189,7 +189,7 @@ class AIM(Synthesizer):
     #: Most cells of a triple in the workload (larger triples are left out of it).
     triple_max_cells = 10_000
     audits = (Audit(three_columns(3, "ab"), CellCounts(((0,), (0, 1))), epsilon=1.0, delta=1e-6, n=2000, runs=600,
-                    quick_runs=300, broken=Broken(zcdp=True),
+                    quick_runs=200, broken=Broken(zcdp=True),
                     note="Two columns. Round 0 measures each column's histogram, where the planted record adds 1 "
                          "to the value a2 that D never holds, then each round measures a, b or their pair again; "
                          "the statistics are the synthetic rows with a = a2 and in (a2, b2). The zCDP-to-(ε, δ) "

@@ -231,7 +231,7 @@ class MST(Synthesizer):
     #: Shares of ρ: 1-way marginals, choosing the tree, the tree's 2-way marginals (which carry the
     #: associations; module docstring).
     rho_shares = (0.20, 0.05, 0.75)
-    audits = (Audit(three_columns(3, "ab"), epsilon=1.0, delta=1e-6, n=2000, runs=600, quick_runs=150,
+    audits = (Audit(three_columns(3, "ab"), epsilon=1.0, delta=1e-6, n=2000, runs=600, quick_runs=60,
                     broken=Broken(zcdp=True),
                     note="Two columns, so the tree is their one pair and its table gets 75 % of ρ: the planted "
                          "record adds 1 to the cell (a2, b2), which D leaves empty, under Gaussian noise of "

@@ -164,6 +164,7 @@ def test_sweep_writes_the_ru_table_and_the_map(tmp_path, penguins):
     assert "plotly" in html and "Independent noisy marginals" in html
 
 
+@pytest.mark.integration  # a Dask cluster
 def test_sweep_runs_on_a_dask_scheduler(tmp_path, penguins):
     from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
 
@@ -313,6 +314,7 @@ def test_audit_builds_its_tables_from_a_given_schema(capsys):
     assert "D has 50 rows" in out and "species = Gentoo and island = Torgersen" in out
 
 
+@pytest.mark.integration  # the command as a process of its own
 def test_bad_input_through_the_process_is_one_line_on_stderr_and_exit_code_2(tmp_path):
     code, out, err = run_process("synthesize", DATA, "--schema", SCHEMA, "--method", "pegs", "--epsilon", "0.001",
                          "-o", "x.csv", cwd=tmp_path)

@@ -111,6 +111,7 @@ def test_user_text_is_never_html_in_figures():
     assert "&lt;i&gt;a&lt;/i&gt;" in [str(x) for x in fig.data[0].x]
 
 
+@pytest.mark.integration  # starts Chromium
 def test_figure_png_renders_with_the_machines_chromium(sweep):
     # Debian's Chromium is installed for the browser tests, so kaleido can render here.
     png = plots.figure_png(plots.ru_figure(sweep, "exact_copy_share", "pmse_ratio"), scale=1)

@@ -135,6 +135,7 @@ def test_imports_run_one_way():
             assert not wrong, f"{name} imports {sorted(wrong)}"
 
 
+@pytest.mark.integration  # a Python process a command
 @pytest.mark.parametrize("command", [[], ["schema"], ["synthesize"], ["sweep"], ["release"], ["ledger"], ["cap"],
                                      ["methods"], ["audit"]])
 def test_the_command_lines_help_loads_no_numerical_library(command):
@@ -151,6 +152,7 @@ def test_the_command_lines_help_loads_no_numerical_library(command):
 
 
 
+@pytest.mark.integration  # a fresh Python process
 def test_the_apps_modules_find_the_whole_core_whichever_page_runs_first():
     # A fresh server runs the page a link names before app.py: pages/synthesize.py imported ui.audit first, whose
     # `core.privacy.audit` was no attribute yet of the lazily loaded package (an AttributeError on the page).

@@ -17,6 +17,8 @@ from dpsynth_core.metric_info import Metric, register, unregister
 from dpsynth_core.risk import distance
 from dpsynth_core.synth import base
 
+pytestmark = pytest.mark.integration  # pools of processes and a Dask cluster: scripts/test.sh runs them
+
 METHODS = ["independent", "dp_seqreg", "cart"]
 
 

@@ -21,6 +21,8 @@ import dpsynth_core as core
 from tests.conftest import APP, DATA, no_errors
 from tests.core.test_cli import run
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 @pytest.fixture
 def downloads(monkeypatch):

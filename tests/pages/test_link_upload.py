@@ -5,10 +5,13 @@ follows the session. Choosing another dataset ends the wait (tests/pages/test_re
 import io
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
 from tests.conftest import APP, no_errors
+
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
 
 TABLE = pd.DataFrame({"g": list("abcab") * 8, "v": range(40)})
 

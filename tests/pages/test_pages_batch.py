@@ -10,6 +10,8 @@ import dpsynth_core as core
 from ui.text import plain
 from tests.conftest import APP
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 @pytest.fixture
 def at():

@@ -12,6 +12,8 @@ import dpsynth_core as core
 from dpsynth_core.utility import COMBINING_CAVEAT, DISCRIMINATORS
 from tests.conftest import APP
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 PAGE = "pages/compare.py"
 
 

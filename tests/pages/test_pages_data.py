@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 import dpsynth_core as core
 from tests.conftest import APP, entries
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 PEOPLE = pd.DataFrame({
     "age": [23, 35, 41, 52, 67, 29, 33, 48, 71, 19, 25, 38] * 5,
     "height": [1.62, 1.75, 1.81, 1.58, 1.69, 1.77, 1.7, 1.64, 1.83, 1.6, 1.72, 1.66] * 5,

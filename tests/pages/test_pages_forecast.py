@@ -1,9 +1,12 @@
 """Page tests (issue 18): the Synthesize page forecasts before any run; the R-U map names the best DP method."""
 
+import pytest
 
 import dpsynth_core as core
 from tests.conftest import eps_input
 from tests.conftest import no_errors as _no_errors
+
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
 
 
 

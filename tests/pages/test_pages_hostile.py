@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import APP
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py"]
 
 # name -> (bytes, accepted?): None means "either a sentence or a working page is fine".
@@ -54,13 +56,7 @@ def _errors(at):
     return [e.value for e in at.error]
 
 
-#: The files the fast loop uploads: a refused one (its sentence, the previous dataset kept), and accepted ones
-#: that reach every page with a column excluded, extreme floats, blanks in a flag and user text that could be
-#: markdown. The rest of the corpus (each about 0.3 s of CPU through five pages) runs in CI, marked slow.
-FAST = {"latin1", "all_missing_column", "max_float", "bool_blanks", "markdown_names"}
-
-
-@pytest.mark.parametrize("name", [n if n in FAST else pytest.param(n, marks=pytest.mark.slow) for n in CORPUS])
+@pytest.mark.parametrize("name", CORPUS)  # each about 0.3 s of CPU through five pages
 def test_hostile_upload_gives_a_sentence_or_a_working_app(name, clean_error_words):
     data, accepted = CORPUS[name]
     at = AppTest.from_file(APP, default_timeout=60).run()

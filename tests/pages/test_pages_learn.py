@@ -12,6 +12,8 @@ from tests.conftest import APP, entries
 from tests.conftest import no_errors as _no_errors
 from ui.text import plain
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 DEMOS = ["e^ε", "Noise on a count", "Composition", "Randomized response", "Exponential mechanism",
          "Beta–binomial synthesizer", "Sequential synthesis"]
 TABS = [*DEMOS, "Privacy audit"]  # the audit runs on a click (test_the_audit_runs_from_its_tab)

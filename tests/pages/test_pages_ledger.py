@@ -18,6 +18,8 @@ from dpsynth_core.privacy import Cap, LedgerStore
 from dpsynth_core.privacy.store import ENTRY_COLUMNS, ledger_csv
 from tests.conftest import APP, ROOT, entries, eps_input, no_errors
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 @pytest.fixture
 def at():

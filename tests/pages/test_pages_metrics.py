@@ -12,6 +12,8 @@ from dpsynth_core.metric_info import Metric, register, unregister
 from tests.conftest import APP, no_errors
 from tests.pages.test_pages_risk import _expected_inputs as _inputs
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 @pytest.fixture
 def at():

@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 import dpsynth_core as core
 from tests.conftest import APP, no_errors as _no_errors
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 VERDICT_WORDS = ("no measurable disclosure beyond the baseline", "beyond the baseline")
 
 

@@ -2,12 +2,15 @@
 which point, and running it again computes only the missing points, giving the uninterrupted sweep's table."""
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
 from dpsynth_core.privacy import LedgerStore
 from tests.conftest import APP, entries
 from tests.conftest import no_errors as _no_errors
+
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
 
 
 class _ServerGone(Exception):

@@ -10,6 +10,8 @@ import dpsynth_core as core
 from tests.conftest import eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 
 

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 from tests.conftest import APP, entries, eps_input
 from tests.conftest import no_errors as _no_errors
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 @pytest.fixture
 def at():

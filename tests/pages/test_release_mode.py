@@ -16,6 +16,8 @@ from dpsynth_core.privacy.store import compose
 from dpsynth_core.report import internal_report_html, public_report_html, release_statement
 from tests.conftest import APP, entries, eps_input
 
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
+
 
 @pytest.fixture
 def at():

@@ -5,11 +5,14 @@ session waits, and the upload made again takes them (ui.link)."""
 import io
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
 from dpsynth_core import share
 from tests.conftest import APP
+
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
 
 TABLE = pd.DataFrame({"g": list("abcab") * 8, "v": range(40)})
 RESTARTED = ("This server has restarted since this address was made, or the address comes from another server, so "

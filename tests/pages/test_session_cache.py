@@ -4,7 +4,10 @@ took the server past 1 GB)."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
 
 
 def _script():

@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 import pandas as pd
+import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.runtime import Runtime, RuntimeConfig
 from streamlit.runtime.caching.ttl_cache import TTLCache
@@ -27,6 +28,8 @@ from streamlit.web.cache_storage_manager_config import create_default_cache_stor
 
 from tests.conftest import APP
 from ui import server  # imported before any Runtime exists: no watcher thread of its own in these tests
+
+pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
 
 TTL = 120.0  # server.disconnectedSessionTTL's default
 

@@ -185,6 +185,7 @@ def test_a_run_is_a_synthesis_and_its_count(monkeypatch):
     assert sorted(result.honest.values[0].tolist()) == sorted(s[4] for s in on_d)
 
 
+@pytest.mark.integration  # a pool of worker processes
 def test_the_same_seed_gives_the_same_audit_serial_or_parallel():
     a = run_audit("independent", runs=6, seed=9, n_jobs=1)
     b = run_audit("independent", runs=6, seed=9, n_jobs=2)

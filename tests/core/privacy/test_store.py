@@ -250,6 +250,7 @@ _KILLED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.integration  # a Python process, killed
 def test_a_process_killed_right_after_its_write_keeps_the_entry_and_shows_nothing(tmp_path):
     db = tmp_path / "ledger.sqlite3"
     out = tmp_path / "s.csv"
@@ -306,6 +307,7 @@ def test_two_processes_writing_at_once_lose_no_entry(tmp_path):
 # -- the sweep -------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration  # a pool of worker processes
 def test_every_point_of_a_sweep_is_recorded_by_its_caller_before_the_table_returns(penguins, tmp_path):
     df, schema = penguins
     store = LedgerStore(tmp_path / "sweep.sqlite3")

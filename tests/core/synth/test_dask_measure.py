@@ -11,6 +11,8 @@ import dpsynth_core as core
 from dpsynth_core.synth import base
 from dpsynth_core.synth.counting import counts, marginals
 
+pytestmark = pytest.mark.integration  # a Dask cluster: scripts/test.sh runs it
+
 
 PARTITIONED = ["independent", "dirichlet", "dp_seqreg"]
 
