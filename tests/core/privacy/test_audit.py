@@ -61,6 +61,7 @@ def _randomized_response(runs: int, rng) -> tuple[np.ndarray, np.ndarray]:
     return (rng.random((runs, 1)) < p).astype(np.int64), (rng.random((runs, 1)) < 1 - p).astype(np.int64)
 
 
+@pytest.mark.slow  # 1,000 simulated audits
 def test_the_split_bound_covers_the_true_loss():
     # Randomized response at ε = 1: every event's log ratio is at most 1, and 1 for "the bit is 1" (and
     # "is 0"). 1000 simulated audits of 400 runs a side, event chosen on the first half, bounded on the

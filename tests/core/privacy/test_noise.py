@@ -192,6 +192,7 @@ def test_discrete_gaussian_against_its_exact_probabilities(sigma2):
     assert _chi_square_p(counts, _pmf(1.05 * a / b, reach)[1]) < 1e-3
 
 
+@pytest.mark.slow  # 20,000 draws on Python integers
 def test_discrete_gaussian_with_python_integers_for_a_huge_sigma():
     # σ² = 2^33: 2·a·b·t² overflows int64, so every acceptance test runs on Python integers. Checked on
     # 20 bins of equal probability under the exact law (summed over ±40σ).

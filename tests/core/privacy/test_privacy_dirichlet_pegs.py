@@ -37,6 +37,7 @@ def _in_rare(values) -> np.ndarray:
 # With α = n_s/(e^ε − 1) in all p = 9 cells, the synthetic count of the planted cell (a2, b2) is
 # beta-binomial: BetaBin(n_s, α + x, A − α − x) with x = 0 on D and 1 on D′, A = pα + n.
 
+@pytest.mark.slow  # 4,000 syntheses a side (the short audit covers the method)
 @pytest.mark.parametrize("factor", [1, 10])  # the release as declared, and the broken variant's ε
 def test_dirichlet_design_counts_are_beta_binomial(factor):
     design, pair = _pair("dirichlet")

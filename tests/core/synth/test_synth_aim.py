@@ -80,6 +80,7 @@ def test_keeps_a_three_way_dependence_no_pair_shows():
     assert kept("mst") < 0.6
 
 
+@pytest.mark.slow  # 30 syntheses (MST's and PrivBayes' run in the fast loop)
 def test_records_are_multinomial_draws_from_the_model():
     # As MST's test: at ε = 1000 the model is the data's distribution; over 30 seeds the χ² statistics
     # of the output's a×b counts against the data's shares sum to about χ²(30·8), both tails checked

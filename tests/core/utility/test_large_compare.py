@@ -40,6 +40,7 @@ def _statsmodels(frame: pd.DataFrame):
     return sm.OLS(frame["y"], X).fit()
 
 
+@pytest.mark.slow  # stress: 350,000 rows
 def test_linear_regression_matches_statsmodels_on_a_large_ill_scaled_design():
     real, synth = _table(200_000, 1), _table(150_000, 2)
     res = regression_ci_overlap(real, synth, "y", PREDICTORS)
