@@ -97,7 +97,7 @@ class Dirichlet(Synthesizer):
     #: n_s/(e^ε − 1) per cell would drown the data anyway).
     max_cells = 1_000_000
     audits = (Audit(three_columns(3, "ab"), pair=Neighbours(rows=10), epsilon=1.0, n=20, options={"bins": 3},
-                    runs=1000, quick_runs=100,
+                    runs=1000, quick_runs=50,
                     note="With n_s = 20 synthetic rows (declared) the count of the planted cell is beta-binomial, "
                          "BetaBin(n_s, α, A − α) on D and BetaBin(n_s, α + 1, A − α) on D′, α = n_s/(e^ε − 1) in "
                          "each of the 9 cells, A = 9α + rows. With a tenth of the noise α is tiny: the cell gets "

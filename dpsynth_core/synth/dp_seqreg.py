@@ -395,16 +395,16 @@ class DPSequentialRegression(Synthesizer):
     rank = 50
     suggest_priority = 1  # after the marginal-based methods, before the marginals-only fallback
     audits = (
-        Audit(three_columns(3, "ab"), epsilon=1.0, n=2000, runs=400, quick_runs=100,
+        Audit(three_columns(3, "ab"), epsilon=1.0, n=2000, runs=400, quick_runs=50,
               note="Order (a, b): D′ adds 1 to the a2 histogram cell and to the (a2, b2) table cell, each a ratio "
                    "of at most e^(ε/2)."),
         Audit({"a": three_columns(3, "a")["a"], "y": {"kind": "numeric", "bounds": [0, 10], "nullable": True}},
-              pair=Neighbours(missing=True), epsilon=1.0, n=5000, runs=400, quick_runs=100,
+              pair=Neighbours(missing=True), epsilon=1.0, n=5000, runs=400, quick_runs=50,
               note="The planted record has y missing: it enters the a2 histogram cell and the noisy missing "
                    "count of y (geometric, ε/2 each); 5,000 synthetic rows make 'some row is (a2, missing)' "
                    "nearly 'both noisy counts ≥ 1', a ratio of e^ε."),
         Audit({"a": three_columns(3, "a")["a"], "y": {"kind": "numeric", "bounds": [0, 10], "nullable": True}},
-              epsilon=1.0, n=2000, runs=400, quick_runs=100,
+              epsilon=1.0, n=2000, runs=400, quick_runs=50,
               note="The planted record is (a2, y = 10, the upper bound): it moves the a2 histogram cell and "
                    "every entry of the regression's moments Z′Z that does not involve a1 by 1, the whole "
                    "sensitivity 6 (Laplace); the synthetic rows read both."),

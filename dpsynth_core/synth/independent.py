@@ -45,7 +45,7 @@ class Independent(Synthesizer):
     partitioned = True
     rank = 40
     suggest_priority = 2  # after every method that keeps associations
-    audits = (Audit(three_columns(3, "ab"), epsilon=1.0, n=2000, runs=1000, quick_runs=100,
+    audits = (Audit(three_columns(3, "ab"), epsilon=1.0, n=2000, runs=1000, quick_runs=50,
                     note="D never uses a2 or b2; the clipped noisy counts of a2 and b2 are max(0, Z) on D and "
                          "max(0, 1 + Z) on D′, a ratio of e^(ε/2) each for every value ≥ 1, and the cell (a2, b2) "
                          "gets synthetic rows only when both are ≥ 1: 'at least k rows in (a2, b2)' has a log "

@@ -33,7 +33,7 @@ class Uniform(Synthesizer):
                    "nothing: the floor any DP method should beat.")
     partitioned = True  # reads no data at all
     rank = 100  # the floor: after every DP method that keeps something
-    audits = (Audit(three_columns(3, "ab"), n=30, epsilon=0.0, runs=500, quick_runs=100,
+    audits = (Audit(three_columns(3, "ab"), n=30, epsilon=0.0, runs=500, quick_runs=50,
                     broken=Broken(method="bootstrap", text="rows drawn from the data (bootstrap) in its place"),
                     note="It claims ε = 0: the law of its output is the same on D and D′. Drawing the data's own "
                          "rows instead never gives (a2, b2) on D and often does on D′."),)
