@@ -355,17 +355,17 @@ def cmd_release(args) -> None:
     from .synth import SYNTHESIZERS
 
     cfg = _settings(args)
+    if not args.not_dp:  # refused before the data are read, where the settings alone say it
+        synth = SYNTHESIZERS[cfg.method]
+        reasons = ([] if synth.is_dp else [f"{synth.label} is not a differentially private method"]) + \
+            (["no --schema, so every domain would be read off the data"] if args.schema is None else [])
+        if reasons:
+            raise _not_dp_refusal(reasons)
     df = _read_data(args.data)
     schema = _read_schema(args.schema, df)
     if cfg.fixed_seed:
         print("dpsynth: note: a release always draws a fresh seed; the settings' seed is not used.", file=sys.stderr)
         cfg = cfg.replace(fixed_seed=False)
-    if not args.not_dp:  # refused before the data are read, where the settings alone say it
-        synth = SYNTHESIZERS[cfg.method]
-        reasons = ([] if synth.is_dp else [f"{synth.label} is not a differentially private method"]) + \
-            (["no --schema, so every domain would be read off the data"] if schema is None else [])
-        if reasons:
-            raise _not_dp_refusal(reasons)
     use, store = _use(args, df, "release"), _store(args)
     train, held, result = _synthesize(df, schema, cfg, use=use, store=store)
     if not args.not_dp and not result.ledger["is_dp"]:  # reasons only the run finds (a value read off the data)

@@ -425,6 +425,9 @@ def test_a_release_that_is_not_dp_needs_the_explicit_flag(tmp_path, ledger_store
     assert not (tmp_path / "rel.zip").exists() and entries(ledger_store) == []  # refused before the data were read
     code, _, err = run("release", DATA, "--method", "independent", "-o", "rel.zip", cwd=tmp_path)  # no --schema
     assert code == 2 and "no --schema, so every domain would be read off the data" in err
+    # The settings alone refuse it: a data file that does not exist is never opened.
+    code, _, err = run("release", tmp_path / "absent.csv", "--schema", SCHEMA, "--method", "cart", cwd=tmp_path)
+    assert code == 2 and "would not be differentially private" in err and "absent.csv" not in err
     code, _, err = run("release", DATA, "--schema", SCHEMA, "--method", "cart", "--not-dp", "-o", "rel.zip",
                        cwd=tmp_path)
     assert code == 0, err
