@@ -17,8 +17,7 @@ cluster's, never touch the store.
 
 This module is the sweep and its table's points. The steward's analysis of the table (the frontier, the
 smallest ε, the best method, the defaults) is :mod:`dpsynth_core.frontier`; the parallel back end it shares
-with the privacy audit is :mod:`dpsynth_core.parallel`; the holdout split is :mod:`dpsynth_core.holdout`
-(``holdout_mask`` and ``split_holdout`` are importable from here too, as the sweep's tests ask for them).
+with the privacy audit is :mod:`dpsynth_core.parallel`; the holdout split is :mod:`dpsynth_core.holdout`.
 """
 
 from __future__ import annotations
@@ -37,15 +36,13 @@ from joblib import delayed, effective_n_jobs
 
 from . import constraints, risk as _risk, utility as _utility  # noqa: F401  (importing them registers their metrics)
 from .frontier import capped_points
-from .holdout import holdout_mask, split_holdout  # noqa: F401  (holdout_mask: importable from here, see above)
+from .holdout import split_holdout
 from .metric_info import METRICS, MetricContext
 from .parallel import Pickled, resolve_n_jobs, run
 from .privacy import Entry, LedgerStore, Use, dp_but_for_seed
 from .schema import Schema
 from .synth import SYNTHESIZERS, fingerprint
 from .synth.base import compute_synthesis, measurement
-
-_n_jobs = resolve_n_jobs  # its name in the sweep's tests
 
 
 class _Pickled(Pickled):

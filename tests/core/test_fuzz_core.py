@@ -30,8 +30,9 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from dpsynth_core import load_csv, risk, rumap, to_csv_bytes, utility
+from dpsynth_core import load_csv, risk, to_csv_bytes, utility
 from dpsynth_core.errors import DataError, MethodRefused
+from dpsynth_core.holdout import split_holdout
 from dpsynth_core.schema import Schema, infer_schema, merge_declared
 from dpsynth_core.synth import SYNTHESIZERS, synthesize
 from tests.core.test_hostile_core import out_of_domain
@@ -195,7 +196,7 @@ def whole_core_path(data: bytes, holdout_share: float, declare: bool = False) ->
     if declare:
         inferred = declared_over(inferred)
     schema = Schema.from_dict(json.loads(json.dumps(inferred.to_dict(), default=str)))  # as the pages pass it
-    train, held = rumap.split_holdout(df, holdout_share, rng=np.random.default_rng(0)) if len(df) >= 6 else (df, None)
+    train, held = split_holdout(df, holdout_share, rng=np.random.default_rng(0)) if len(df) >= 6 else (df, None)
     for method in METHODS:
         res = attempt(synthesize, train, method, epsilon=1.0, schema=schema, seed=0)
         if res is None:

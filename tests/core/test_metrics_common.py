@@ -25,7 +25,8 @@ from dpsynth_core.metric_info import (METRICS, NEEDS, Metric, MetricContext, met
                                       sections, unregister)
 from dpsynth_core.risk import RiskEstimate
 from dpsynth_core.risk.distance import DCR_RECORDS_SEED
-from dpsynth_core.rumap import metric_options, score, split_holdout
+from dpsynth_core.holdout import split_holdout
+from dpsynth_core.rumap import metric_options, score
 from dpsynth_core.utility import section_tiles
 from tests.core.risk.test_risk import _brute_force_gower
 

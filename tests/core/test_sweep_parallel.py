@@ -13,7 +13,9 @@ from dask import distributed  # a dependency (requirements.txt): missing, this f
 
 import dpsynth_core as core
 from dpsynth_core import rumap
+from dpsynth_core.holdout import holdout_mask, split_holdout
 from dpsynth_core.metric_info import Metric, register, unregister
+from dpsynth_core.parallel import resolve_n_jobs
 from dpsynth_core.risk import distance
 from dpsynth_core.synth import base
 
@@ -29,7 +31,7 @@ def penguins():
 
 def _mask(df):
     """One holdout split shared by every sweep here (the app keeps its session's mask the same way)."""
-    return rumap.holdout_mask(len(df), 0.2, np.random.default_rng(17))
+    return holdout_mask(len(df), 0.2, np.random.default_rng(17))
 
 
 def _sweep(penguins, **kw):
@@ -47,7 +49,7 @@ def serial(penguins):
 def test_serial_table_is_the_points_scored_one_by_one(penguins, serial):
     # The reference: each point rebuilt by hand from its recorded seed.
     df, schema = penguins
-    train, held = rumap.split_holdout(df, 0.2, mask=_mask(df))
+    train, held = split_holdout(df, 0.2, mask=_mask(df))
     assert len(serial) == 1 + 2 * 2 * 2 + 2 + 2  # original, 2 DP × 2 ε × 2 reps, cart × 2, bootstrap × 2
     for row in serial[serial["method"] != "original"].itertuples():
         eps = None if row.epsilon != row.epsilon else row.epsilon
@@ -91,12 +93,12 @@ def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monk
 
 
 def test_n_jobs_none_follows_the_joblib_config():
-    assert rumap._n_jobs(None) == -1  # no config: every local core (joblib alone would run serially)
-    assert rumap._n_jobs(3) == 3
+    assert resolve_n_jobs(None) == -1  # no config: every local core (joblib alone would run serially)
+    assert resolve_n_jobs(3) == 3
     with joblib.parallel_config(n_jobs=1):
-        assert rumap._n_jobs(None) is None and joblib.Parallel(n_jobs=None).n_jobs == 1
+        assert resolve_n_jobs(None) is None and joblib.Parallel(n_jobs=None).n_jobs == 1
     with joblib.parallel_config(backend="threading", n_jobs=2):
-        assert joblib.Parallel(n_jobs=rumap._n_jobs(None)).n_jobs == 2
+        assert joblib.Parallel(n_jobs=resolve_n_jobs(None)).n_jobs == 2
 
 
 def test_under_a_serial_config_every_point_runs_in_this_process(penguins):

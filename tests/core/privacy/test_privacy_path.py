@@ -326,7 +326,7 @@ def test_a_method_with_exact_noise_has_no_floating_point_caveat(method):
 
 
 def test_the_ledger_says_a_holdout_was_taken_and_its_share():
-    from dpsynth_core.rumap import holdout_mask, split_holdout
+    from dpsynth_core.holdout import holdout_mask, split_holdout
 
     train, _ = split_holdout(D, 0.25, mask=holdout_mask(len(D), 0.25, np.random.default_rng(4)))
     led = synthesize(train, "independent", epsilon=1.0, schema=SCHEMA, n=40, holdout_share=0.25).ledger

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import dpsynth_core as core
+from dpsynth_core.holdout import split_holdout
 from dpsynth_core.metric_info import METRICS, MetricContext
 from dpsynth_core.risk import (
     Domain,
@@ -485,7 +486,7 @@ def test_every_computable_risk_measure_reaches_the_ru_map(name):
 def test_scorers_need_keys_and_sensitive_and_match_the_functions():
     df, schema = core.load_bundled("penguins")
     used = schema.used
-    train, holdout = core.rumap.split_holdout(df[used], 0.2, rng=np.random.default_rng(3))
+    train, holdout = split_holdout(df[used], 0.2, rng=np.random.default_rng(3))
     synth = core.synthesize(train, "cart", schema=schema, seed=3).data[used]
     names = sorted(KEY_BASED)
     bare = score(train, synth, schema=schema.with_roles(), seed=3, metrics=names)
