@@ -457,9 +457,10 @@ def _beliefs(order, parent, children, phi, psi):
     for c in order[1:]:
         # what the rest of the tree says of the parent: its marginal without c's message (where that
         # message is 0 so is every joint cell of that parent value)
-        rest = nodes[parent[c]] / np.where(up[c] > 0, up[c], 1.0)
-        joint = rest[:, None] * edge[c] * inner[c][None, :]
-        pairs[c] = joint / joint.sum()
+        with np.errstate(over="ignore", invalid="ignore"):  # a message that underflowed: NaN, rejected (above)
+            rest = nodes[parent[c]] / np.where(up[c] > 0, up[c], 1.0)
+            joint = rest[:, None] * edge[c] * inner[c][None, :]
+            pairs[c] = joint / joint.sum()
         nodes[c] = pairs[c].sum(axis=0)
     return nodes, pairs
 
