@@ -51,7 +51,7 @@ def main() -> None:
     args = ap.parse_args()
     df, schema = core.load_bundled("diamonds")
     used, keys, sensitive = schema.used, list(schema.keys), schema.sensitive
-    train, held = core.rumap.split_holdout(df[used], 0.2, rng=np.random.default_rng(1))
+    train, held = core.holdout.split_holdout(df[used], 0.2, rng=np.random.default_rng(1))
     rows = []
     for method in ("cart", "independent"):
         full = core.synthesize(df, method, epsilon=1.0, schema=schema, seed=1).data[used]

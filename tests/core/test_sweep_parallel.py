@@ -9,7 +9,6 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
-from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
 
 import dpsynth_core as core
 from dpsynth_core import rumap
@@ -19,7 +18,7 @@ from dpsynth_core.parallel import resolve_n_jobs
 from dpsynth_core.risk import distance
 from dpsynth_core.synth import base
 
-pytestmark = pytest.mark.integration  # pools of processes and a Dask cluster: scripts/test.sh runs them
+pytestmark = pytest.mark.integration  # pools of processes and a Dask cluster (imported in the test that needs it)
 
 METHODS = ["independent", "dp_seqreg", "cart"]
 
@@ -66,11 +65,13 @@ def test_local_processes_give_the_serial_table(penguins, serial):
     pd.testing.assert_frame_equal(_sweep(penguins), serial)  # default: every local core
 
 
-# Slow with worker processes: the worker imports every library (about 4 s of CPU); the cluster of threads,
-# the same dispatch and scatter, stays in the fast loop.
+# Slow with worker processes: the worker imports every library (about 4 s of CPU); the cluster of threads
+# tries the same dispatch and scatter.
 @pytest.mark.parametrize("processes", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_dask_cluster_gives_the_serial_table(penguins, serial, processes, monkeypatch):
     # AppTest leaves the app script as __main__, and a spawned worker process would run it again on start.
+    from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
+
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     scattered = []
     scatter = distributed.Client.scatter

@@ -3,7 +3,6 @@ locally), and the Synthesize page offers its settings as the JSON the dpsynth co
 
 import pandas as pd
 import pytest
-from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
 from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
@@ -29,6 +28,8 @@ def test_a_sweep_on_a_scheduler_is_the_local_sweep(at, monkeypatch, tmp_path):
     # A sweep already finished is read back from the ledger store, not computed again: a store of its own here,
     # so the cluster computes every point.
     monkeypatch.setenv("DPSYNTH_LEDGER", str(tmp_path / "other.sqlite3"))
+    from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
+
     with distributed.LocalCluster(n_workers=2, processes=False, protocol="tcp", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         at.text_input(key="ru_scheduler").set_value(cluster.scheduler_address).run()

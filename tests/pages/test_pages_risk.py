@@ -43,7 +43,7 @@ def _expected_inputs(at):
     ds, cfg = at.session_state["dataset"], at.session_state["synth_config"]
     # The session keeps its holdout mask (fresh coins per record, issue 15), never a seed.
     mask = at.session_state["holdout_masks"][(ds.fingerprint, cfg.holdout)] if cfg.holdout else None
-    train, held = core.rumap.split_holdout(ds.df, cfg.holdout, mask=mask)
+    train, held = core.holdout.split_holdout(ds.df, cfg.holdout, mask=mask)
     result = core.synthesize(train, cfg.method, epsilon=cfg.epsilon, schema=ds.schema, seed=cfg.seed,
                              columns=list(cfg.columns) if cfg.columns else None)
     used = ds.schema.used

@@ -5,7 +5,6 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from dask import dataframe as dd, distributed  # dependencies (requirements.txt): missing, these fail, not skip
 
 import dpsynth_core as core
 from dpsynth_core.synth import base
@@ -19,6 +18,8 @@ PARTITIONED = ["independent", "dirichlet", "dp_seqreg"]
 
 @pytest.fixture(scope="module")
 def cluster():
+    from dask import distributed  # a dependency (requirements.txt): missing, this fails rather than skips
+
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as c, distributed.Client(c) as client:
         yield client
@@ -26,6 +27,8 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def penguins():
+    from dask import dataframe as dd  # imported here: a plain pytest, which leaves these tests out, never loads it
+
     df, schema = core.load_bundled("penguins")
     # Uneven partitions, one holding a single row: sums must not depend on where rows fall.
     ddf = dd.from_pandas(df, npartitions=1).repartition(divisions=[0, 1, 100, 250, len(df) - 1])

@@ -8,7 +8,7 @@ import pandas.testing as pdt
 import pytest
 
 import dpsynth_core as core
-from dpsynth_core.rumap import holdout_mask, split_holdout
+from dpsynth_core.holdout import holdout_mask, split_holdout
 from dpsynth_core.privacy import PER_RECORD, Budget, Step
 from dpsynth_core.synth.base import SYNTHESIZERS, Synthesizer
 
