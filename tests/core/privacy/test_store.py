@@ -278,8 +278,8 @@ def _hammer(path: str, name: str, count: int, ready, started) -> None:
         store.record(Use(name, "same content", source=name), Entry("independent", 0.01, is_dp=True, rho=5e-5))
 
 
-# Slow: two spawned processes, each importing the core (about 4 s of CPU). A writer process killed right after
-# its write stays in the fast loop (test_a_process_killed_right_after_its_write_keeps_the_entry_and_shows_nothing).
+# Slow: two spawned processes, each importing the core (about 4 s of CPU). One writer process killed right after
+# its write is quicker (test_a_process_killed_right_after_its_write_keeps_the_entry_and_shows_nothing).
 @pytest.mark.slow
 def test_two_processes_writing_at_once_lose_no_entry(tmp_path):
     path = str(tmp_path / "ledger.sqlite3")
