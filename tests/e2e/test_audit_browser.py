@@ -11,7 +11,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_a_small_audit_runs_from_the_learn_page(page, server):
-    # The link opens the audit tab on the uniform baseline at its smallest run count (50 runs a table).
+    # The link opens the audit tab on the uniform baseline at its short audit's run count (50 runs a table).
     page.goto(server + "/learn?learn_demo=audit&learn_audit_method=uniform&learn_audit_runs_uniform=50")
     wait_idle(page)
     assert page.get_by_role("tab", name="Privacy audit").get_attribute("aria-selected") == "true"
