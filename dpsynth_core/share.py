@@ -1,7 +1,8 @@
 """A synthesis configuration as URL query parameters, and back, never the data.
 
-The settings' own parameters are :meth:`RunSettings.to_query <dpsynth_core.settings.RunSettings.to_query>`'s;
-this module adds which data they are for. The dataset is named by its bundled name or, for an upload, by a
+The settings' own parameters are :meth:`RunSettings.to_query <dpsynth_core.settings.RunSettings.to_query>`'s
+(read back by :meth:`RunSettings.from_query <dpsynth_core.settings.RunSettings.from_query>`, which drops and
+notes any value malformed or out of range); this module adds which data they are for. The dataset is named by its bundled name or, for an upload, by a
 keyed hash (HMAC-SHA-256) of its content under a secret drawn once per server process that never leaves the
 server: the link restores the settings only on the same data uploaded to the same running server, and
 carries no fingerprint of the data that anyone without the secret could compare against a guess.
@@ -50,8 +51,3 @@ def made_here(token: str) -> bool:
     tag, _, check = token.removeprefix("upload:").partition(".")
     return hmac.compare_digest(check, _keyed("link " + tag)[:CHECK_CHARS])
 
-
-def parse_config_params(params: dict[str, str]) -> tuple[dict, list[str]]:
-    """Settings read from query parameters (only those named, as :class:`RunSettings` fields), and one note
-    per value that was ignored: anything malformed or out of range is dropped (and noted) rather than trusted."""
-    return RunSettings.from_query(params)

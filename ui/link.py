@@ -24,7 +24,7 @@ def read_link() -> None:
     params = _params()
     if not params:
         return
-    settings, notes = core.share.parse_config_params(params)
+    settings, notes = core.settings.RunSettings.from_query(params)
     token = params.get("data", "")
     if token.startswith("bundled:") and token[8:] in core.BUNDLED:
         state.set_bundled(token[8:])

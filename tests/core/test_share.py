@@ -6,7 +6,7 @@ import hmac
 import dpsynth_core as core
 from dpsynth_core import share
 from dpsynth_core.settings import RunSettings
-from dpsynth_core.share import config_params, dataset_token, parse_config_params
+from dpsynth_core.share import config_params, dataset_token
 
 CFG = RunSettings(method="independent", epsilon=0.5, delta=0.0, seed=42, n=300, columns=None, holdout=0.2,
                   implicates=3)
@@ -16,14 +16,14 @@ def test_round_trip():
     params = config_params(CFG, dataset="bundled:penguins")
     assert params == {"data": "bundled:penguins", "method": "independent", "eps": "0.5", "seed": "42",
                       "n": "300", "m": "3", "holdout": "0.2"}
-    back, notes = parse_config_params(params)
+    back, notes = RunSettings.from_query(params)
     assert notes == []
     assert back == {"method": "independent", "epsilon": 0.5, "seed": 42, "n": 300, "implicates": 3,
                     "holdout": 0.2}
 
 
 def test_bad_values_are_dropped_with_a_note():
-    back, notes = parse_config_params({"method": "rm -rf", "eps": "1e9", "seed": "-3", "n": "abc",
+    back, notes = RunSettings.from_query({"method": "rm -rf", "eps": "1e9", "seed": "-3", "n": "abc",
                                        "cols": "a,b"})
     assert back == {"columns": ("a", "b")}
     assert len(notes) == 4 and all(n.startswith("ignored ") for n in notes)

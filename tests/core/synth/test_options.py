@@ -61,8 +61,8 @@ def test_the_share_link_carries_options_and_drops_bad_ones():
     cfg = settings.RunSettings(method="pegs", epsilon=1.0, seed=3, params=(("ranking", "data"), ("top", 2)))
     params = share.config_params(cfg, dataset="bundled:penguins")
     assert params["opt.top"] == "2" and params["opt.ranking"] == '"data"'
-    back, notes = share.parse_config_params(params)
+    back, notes = settings.RunSettings.from_query(params)
     assert notes == [] and back["params"] == (("ranking", "data"), ("top", 2))
-    back, notes = share.parse_config_params({"method": "pegs", "opt.top": "-1", "opt.nope": "1", "opt.bins": "8"})
+    back, notes = settings.RunSettings.from_query({"method": "pegs", "opt.top": "-1", "opt.nope": "1", "opt.bins": "8"})
     assert back["params"] == (("bins", 8),) and len(notes) == 2
     assert all(n.startswith("ignored opt.") for n in notes)
