@@ -497,12 +497,10 @@ def _synthesis_arguments(p, *, seed: bool) -> None:
     for s in SETTINGS:
         if s.name == "seed" and not seed:
             continue
-        text = s.help if s.name != "method" else "a synthesizer's name, as `dpsynth methods` lists them (default " \
-                                                 "independent)"
         if s.kind == "params":
-            p.add_argument("--param", dest="params", action="append", metavar="NAME=VALUE", help=text)
+            p.add_argument("--param", dest="params", action="append", metavar="NAME=VALUE", help=s.help)
         else:  # text, checked by the settings' declaration: a bad value is the settings file's sentence
-            p.add_argument(f"--{s.name}", metavar=s.name.upper(), help=text)
+            p.add_argument(f"--{s.name}", metavar=s.name.upper(), help=s.help)
 
 
 def _synthesize_arguments(p) -> None:

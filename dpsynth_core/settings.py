@@ -214,7 +214,8 @@ C = constraints
 #: Every run setting, in the settings file's order. ``fixed_seed`` has no form of its own: a run is seeded
 #: when the file, the link or the flags give a seed.
 SETTINGS: tuple[Setting, ...] = (
-    Setting("method", "method", "the synthesizer (default independent)", link="method", always=True),
+    Setting("method", "method", "a synthesizer's name, as `dpsynth methods` lists them (default independent)",
+            link="method", always=True),
     Setting("epsilon", "float", "total privacy budget ε (default 1)", C.EPSILON_MIN, C.EPSILON_MAX,
             link="eps", always=True),
     Setting("delta", "float", "δ for (ε, δ) methods (default 0)", 0.0, C.DELTA_MAX, link="delta"),
