@@ -166,6 +166,15 @@ def medians(results: list[tuple]) -> list[float]:
     return [statistics.median(r[k] for r in results) for k in range(len(results[0]))]
 
 
+def row(data: str, start: str, share: float, med: list[float], hand: list[float], not_dp: int = 0,
+        cpu: float = 0.0) -> dict:
+    """One line of the table: a schema's medians (:func:`run`'s order) and each TV2's ratio to the
+    hand-declared schema's."""
+    return {"data": data, "start": start, "share": share, "TV2 deciles": med[0], "ratio": med[0] / hand[0],
+            "TV2 declared": med[1], "ratio declared": med[1] / hand[1], "TV2 declared 7|13": med[2],
+            "ratio 7|13": med[2] / hand[2], "special gap": med[3], "runs not DP": not_dp, "estimate CPU s": cpu}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
@@ -178,15 +187,9 @@ def main() -> None:
     for name in args.datasets:
         df, declared = core.load_bundled(name)
         hand = medians([run(df, declared, declared) for _ in range(args.runs)])
-        rows.append({"data": name, "start": "hand-declared", "share": 0.0, "TV2 deciles": hand[0], "ratio": 1.0,
-                     "TV2 declared": hand[1], "ratio declared": 1.0, "TV2 declared 7|13": hand[2],
-                     "ratio 7|13": 1.0, "special gap": hand[3], "runs not DP": 0, "estimate CPU s": 0.0})
+        rows.append(row(name, "hand-declared", 0.0, hand, hand))
         control = medians([run(df, declared, widened(declared)) for _ in range(args.runs)])
-        rows.append({"data": name, "start": f"hand-declared, widened {WIDEN:.0%}", "share": 0.0,
-                     "TV2 deciles": control[0], "ratio": control[0] / hand[0], "TV2 declared": control[1],
-                     "ratio declared": control[1] / hand[1], "TV2 declared 7|13": control[2],
-                     "ratio 7|13": control[2] / hand[2], "special gap": control[3], "runs not DP": 0,
-                     "estimate CPU s": 0.0})
+        rows.append(row(name, f"hand-declared, widened {WIDEN:.0%}", 0.0, control, hand))
         starts = {"none": (infer_schema(df), {}), "kinds": (kinds_declared(df, declared), {}),
                   "steward": (kinds_declared(df, declared), steward_gives(declared))}
         for start in args.starts:
@@ -199,11 +202,7 @@ def main() -> None:
                     cpu.append(time.process_time() - c)
                     not_dp += bool(est.schema.undeclared_columns)
                     results.append(run(df, declared, est.schema))
-                med = medians(results)
-                rows.append({"data": name, "start": start, "share": share, "TV2 deciles": med[0],
-                             "ratio": med[0] / hand[0], "TV2 declared": med[1], "ratio declared": med[1] / hand[1],
-                             "TV2 declared 7|13": med[2], "ratio 7|13": med[2] / hand[2], "special gap": med[3],
-                             "runs not DP": not_dp, "estimate CPU s": statistics.median(cpu)})
+                rows.append(row(name, start, share, medians(results), hand, not_dp, statistics.median(cpu)))
     table = pd.DataFrame(rows)
     print(machine())
     print(f"MST at total ε = {EPSILON:g}, n declared; medians of {args.runs} unseeded runs; TV2 on {EVAL_BINS} bins "

@@ -2,10 +2,11 @@
 
 The settings' own parameters are :meth:`RunSettings.to_query <dpsynth_core.settings.RunSettings.to_query>`'s
 (read back by :meth:`RunSettings.from_query <dpsynth_core.settings.RunSettings.from_query>`, which drops and
-notes any value malformed or out of range); this module adds which data they are for. The dataset is named by its bundled name or, for an upload, by a
-keyed hash (HMAC-SHA-256) of its content under a secret drawn once per server process that never leaves the
-server: the link restores the settings only on the same data uploaded to the same running server, and
-carries no fingerprint of the data that anyone without the secret could compare against a guess.
+notes any value malformed or out of range); this module adds which data they are for. The dataset is named
+by its bundled name or, for an upload, by a keyed hash (HMAC-SHA-256) of its content under a secret drawn
+once per server process that never leaves the server: the link restores the settings only on the same data
+uploaded to the same running server, and carries no fingerprint of the data that anyone without the secret
+could compare against a guess.
 
 An upload's token also carries a check, a keyed hash of the first part under the same secret, so the server
 can tell without the data whether one of its links was made by this very process: one that fails was made

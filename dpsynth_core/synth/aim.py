@@ -66,8 +66,7 @@ from .base import Synthesizer, register
 from .encoding import column_domain, decode_column, encode, view_codes
 from .forecasting import Forecast, mean_pair_cells, noise_against_cells, spendable
 from .graphical import (JunctionTree, aggregate, conditionals, count_table, exact_l1, fit_potentials, junction_tree,
-                        merged_codes, model_cells, model_marginal, resolved_cells,
-                        sample_tree)
+                        merged_codes, model_cells, model_marginal, resolved_cells, sample_tree)
 
 # T = 4·d rounds set the starting σ and ε₀. The paper's 16·d spends its first rounds at 2× the noise; on the
 # 80 % training rows of diamonds (5 runs each, bins 20) median TV2 was 0.0281 / 0.0155 / 0.0124 at ε = 0.3 / 1 / 3
@@ -155,8 +154,8 @@ def forecast_aim(schema, epsilon: float, n: int | None, *, bins: int, delta: flo
     cells = mean_pair_cells(sizes)
     head = (f"At ε = {epsilon:g} (δ = {delta:g}: ρ = {rho:.3g} zCDP), AIM measures its first marginals with "
             f"discrete Gaussian noise of standard deviation {sigma:,.1f} per cell, and later ones with less")
-    return noise_against_cells(head, sigma, n, cells, fair=FORECAST_FAIR,
-                               per="per cell of an average pair of columns", in_cell="a cell of an average pair of columns",
+    return noise_against_cells(head, sigma, n, cells, fair=FORECAST_FAIR, per="per cell of an average pair of columns",
+                               in_cell="a cell of an average pair of columns",
                                detail=f"{cells:,.0f} cells with numeric columns at their coarsest, {bins} bins "
                                       f"merged {VIEW_MERGES[-1]} at a time")
 

@@ -6,10 +6,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP, entries, eps_input, eps_slider
+from tests.conftest import entries, eps_input, eps_slider
 from tests.conftest import no_errors as _no_errors
 from dpsynth_core.settings import RunSettings
 
@@ -17,11 +16,6 @@ pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh an
 
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py",
          "pages/ledger.py"]
-
-
-@pytest.fixture
-def at():
-    return AppTest.from_file(APP, default_timeout=60).run()
 
 
 def _csv(df: pd.DataFrame) -> bytes:

@@ -19,11 +19,6 @@ PEOPLE = pd.DataFrame({
 })
 
 
-@pytest.fixture
-def at():
-    return AppTest.from_file(APP, default_timeout=60).run()
-
-
 def _upload(at, name="people.csv", df=PEOPLE):
     at.file_uploader(key="uploader").set_value((name, core.to_csv_bytes(df), "text/csv")).run()
     assert not at.exception, [e.value for e in at.exception]

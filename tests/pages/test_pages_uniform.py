@@ -6,17 +6,11 @@ import json
 import zipfile
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.conftest import APP, entries, eps_input
+from tests.conftest import entries, eps_input
 from tests.conftest import no_errors as _no_errors
 
 pytestmark = pytest.mark.integration  # the page tier: run by scripts/test.sh and CI, not a plain pytest
-
-
-@pytest.fixture
-def at():
-    return AppTest.from_file(APP, default_timeout=60).run()
 
 
 def test_uniform_is_picked_on_synthesize_and_its_ledger_follows_its_declaration(at, ledger_store):

@@ -4,23 +4,12 @@ plain ``pytest`` leaves them to ``scripts/test.sh`` (and CI), which runs every t
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import dpsynth_core as core
-from tests.conftest import APP
 from tests.conftest import no_errors as _no_errors
 
 PAGES = ["pages/data.py", "pages/synthesize.py", "pages/compare.py", "pages/risk.py", "pages/ru_map.py",
          "pages/ledger.py", "pages/learn.py"]
-
-
-@pytest.fixture
-def at():
-    return AppTest.from_file(APP, default_timeout=60).run()
-
-
-def _csv(df: pd.DataFrame) -> bytes:
-    return core.to_csv_bytes(df)
 
 
 def test_opens_on_penguins_with_nothing_uploaded(at):
@@ -39,7 +28,7 @@ def test_every_page_runs_without_error(at, page):
 
 def test_upload_replaces_dataset_and_flags_derived_bounds(at):
     df = pd.DataFrame({"age": [23, 35, 41, 52, 67, 29] * 5, "group": list("abcabc") * 5})
-    at.file_uploader(key="uploader").set_value(("people.csv", _csv(df), "text/csv")).run()
+    at.file_uploader(key="uploader").set_value(("people.csv", core.to_csv_bytes(df), "text/csv")).run()
     _no_errors(at)
     ds = at.session_state["dataset"]
     assert ds.name == "people.csv" and ds.df.shape == (30, 2)
