@@ -75,7 +75,8 @@ ROUNDS_PER_COLUMN = 4
 MEASURE_SHARE = 0.9      # α: share of each round's ρ on the measurement, the rest on the selection
 ROUND_ITERATIONS = 30    # mirror-descent steps after each round (warm-started from the last fit)
 FINAL_ITERATIONS = 300   # mirror-descent steps of the last fit, the one sampled from
-RARE_SIGMAS = 3.0        # a value (or merged cell) whose round-0 noisy count is below this many σ is merged with the other rare ones
+#: A value (or merged cell) whose round-0 noisy count is below this many σ is rare (merged: :func:`rare_groups`).
+RARE_SIGMAS = 3.0
 BIAS = math.sqrt(2 / math.pi)  # E|Z| for Z ~ N(0, 1): the L1 error per cell a measurement carries, over σ
 #: The views of a numeric column a round may measure: its fine bins (``bins``) merged 1 or 3 at a time (30 bins
 #: by default: 30 or 10 cells).
@@ -244,8 +245,8 @@ class AIM(Synthesizer):
 
 def _first_round(measured, sigma: float, noise) -> dict:
     """Round 0: every column's noisy histogram on its fine grid (σ each); the values counted below 3σ merged
-    into one rare cell (post-processing), the model's values; every candidate's exact table on each of its
-    views (what later rounds measure)."""
+    into rare cells (post-processing, :func:`rare_groups`), the model's values; every candidate's exact
+    table on each of its views (what later rounds measure)."""
     drawn = [noisy(measured["exact"][(v,)], sigma, noise) for v in range(len(measured["columns"]))]
     noisy1, var = [y for y, _ in drawn], drawn[0][1]
     floors, rare = zip(*(_resolution(dom, y, sigma) for dom, y in zip(measured["domains"], noisy1)))
@@ -283,9 +284,29 @@ def _resolution(domain, noisy1: np.ndarray, sigma: float) -> tuple[int, np.ndarr
 
 def _view(domain, merge: int, rare: np.ndarray) -> np.ndarray:
     """The view code of each fine bin (or category) of a column: its bins merged ``merge`` at a time
-    (:func:`.encoding.view_codes`), the rare ones one cell of their own; codes 0 … k − 1 in order. Each
-    view is a coarsening of the finer ones: its cells are unions of theirs."""
-    return merged_codes(view_codes(domain, merge), rare)
+    (:func:`.encoding.view_codes`), the rare ones merged by :func:`rare_groups`; codes 0 … k − 1 in order.
+    Each view is a coarsening of the finer ones: its cells are unions of theirs."""
+    return merged_codes(view_codes(domain, merge), rare_groups(domain, rare))
+
+
+def rare_groups(domain, rare: np.ndarray) -> np.ndarray:
+    """Each code's rare group (0: not rare): a numeric column's rare bins by runs of adjacent ones (a run
+    of the lower tail, one of the upper tail, a dip between two modes), so a merged cell keeps the
+    column's order; its other rare codes (special values, missing) and a categorical column's rare
+    categories one group. On penguins, one cell for both tails of body mass ties the lightest birds to
+    the heaviest, a different species.
+
+    >>> from dpsynth_core.schema import ColumnSchema
+    >>> col = ColumnSchema(name="x", kind="numeric", bounds=(0.0, 6.0), nullable=True)
+    >>> rare_groups(column_domain(col, 6), np.array([1, 1, 0, 1, 0, 1, 1], bool)).tolist()  # 6 bins, missing
+    [1, 1, 0, 2, 0, 3, 4]
+    """
+    groups = np.zeros(rare.size, dtype=np.int64)
+    bins = domain.n_bins if domain.column.kind == "numeric" else 0
+    starts = rare[:bins] & ~np.concatenate([[False], rare[:bins][:-1]])
+    groups[:bins] = np.where(rare[:bins], np.cumsum(starts), 0)
+    groups[bins:][rare[bins:]] = groups.max() + 1
+    return groups
 
 
 def _coarser(model_of: np.ndarray, view_of: np.ndarray) -> np.ndarray | None:
@@ -297,7 +318,7 @@ def _coarser(model_of: np.ndarray, view_of: np.ndarray) -> np.ndarray | None:
 
 
 def _bins_of(codes: np.ndarray, fine: np.ndarray, noisy1: np.ndarray, rng) -> np.ndarray:
-    """Each model code's bin (or category): its own, or for the rare cell one of the values it merges,
+    """Each model code's bin (or category): its own, or for a rare cell one of the values it merges,
     drawn in proportion to their round-0 noisy counts (≥ 0; evenly when none is positive)."""
     out = np.zeros(codes.size, dtype=np.int64)
     for code in range(int(fine.max()) + 1):

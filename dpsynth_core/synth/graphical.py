@@ -77,12 +77,16 @@ def resolved_cells(noisy: np.ndarray, cells: list[np.ndarray], threshold: float,
 
 def merged_codes(cells: np.ndarray, rare: np.ndarray) -> np.ndarray:
     """Each value's model code when values are modelled by ``cells`` (each value's cell) and the ``rare``
-    ones share one last code: the other cells keep their order, codes 0 … k − 1.
+    ones are merged: ``rare`` is a mask (the rare values share one last code) or each value's rare group
+    (0: not rare; each group one code, after the other cells, in group order). The other cells keep their
+    order; codes 0 … k − 1.
 
     >>> merged_codes(np.array([0, 0, 1, 1, 2, 2]), np.array([False, False, True, True, False, False])).tolist()
     [0, 0, 2, 2, 1, 1]
+    >>> merged_codes(np.array([0, 1, 2, 3]), np.array([2, 0, 0, 1])).tolist()  # two groups
+    [3, 0, 1, 2]
     """
-    codes = np.where(rare, cells.max() + 1, cells)
+    codes = np.where(rare > 0, cells.max() + rare.astype(np.int64), cells)
     return np.unique(codes, return_inverse=True)[1].astype(np.int64)
 
 
