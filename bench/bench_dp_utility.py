@@ -5,7 +5,8 @@ Ours (this venv): AIM, MST, PrivBayes, independent noisy marginals, at their def
 repository (never a dependency of the project; ``--peer NAME=PYTHON``): smartnoise-synth's MST and AIM,
 dpmm's MST, PrivBayes and AIM, OpenDP's MST and AIM. ``_peers.py`` says how each is called.
 
-Data: every bundled table of ``--datasets`` (diamonds, penguins and randhie, the zero-inflated table), split once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public;
+Data: every bundled table of ``--datasets`` (diamonds, penguins and randhie, the zero-inflated table), split
+once into 80 % training rows and a 20 % holdout by a fixed seed (the tables are public;
 ``--holdout 0`` gives every method the whole table).
 Every method gets the training rows, the total ε, δ = 1e-6 and n = the training rows, declared.
 The peers get the training rows as integer codes on the evaluation grid (each column's declared
@@ -39,7 +40,6 @@ import itertools
 import json
 import resource
 import signal
-import statistics
 import subprocess
 import tempfile
 import time
@@ -238,6 +238,33 @@ def table(records: list) -> str:
     return "\n".join(lines)
 
 
+def grid(records: list, metric: str) -> str:
+    """One markdown table of ``metric``: a row per method, a column per data set and ε, each cell the median
+    of that method's runs there ("> 600 s" past the time limit; "(k)" when it has fewer runs than the row's
+    most, in the second column). The row "real holdout" (the floor, TV metrics only) is the holdout scored
+    against the training rows, at every ε."""
+    runs = pd.DataFrame(records).reindex(columns=COLUMNS)
+    cells = runs.dropna(subset=["ε"])[["data", "ε"]].drop_duplicates().sort_values(["data", "ε"], kind="stable")
+    cells = [tuple(c) for c in cells.itertuples(index=False)]
+    lines = ["| method | runs | " + " | ".join(f"{d} {e:g}" for d, e in cells) + " |",
+             "| --- " * (len(cells) + 2) + "|"]
+    real = runs[runs["method"] == "real holdout"]
+    if len(real) and metric.startswith("TV"):
+        floor = real.groupby("data")["TV2" if metric == "TV2 holdout" else metric].median()
+        lines.append("| real holdout (the floor) | 1 | " + " | ".join(
+            f"{floor[d]:.3g}" if d in floor else "" for d, _ in cells) + " |")
+    for method, group in runs[runs["method"] != "real holdout"].groupby("method", sort=False):
+        here = [group[(group["data"] == d) & (group["ε"] == e)] for d, e in cells]
+        most = max(len(h) for h in here)
+        row = []
+        for h in here:
+            late = h["note"].astype(str).str.startswith("past").any()
+            value = f"> {TIMEOUT:g} s" if late else "" if h[metric].isna().all() else f"{h[metric].median():.3g}"
+            row.append(value + (f" ({len(h)})" if value and len(h) < most else ""))
+        lines.append(f"| {method} | {most} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     global TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -256,6 +283,8 @@ def main() -> None:
     ap.add_argument("--tables-from", nargs="*", default=None, metavar="CSV",
                     help="run nothing: write the tables of the runs in these CSVs (written by --out)")
     ap.add_argument("--markdown", default=None, help="write the tables to this file")
+    ap.add_argument("--grid", nargs="*", default=None, metavar="METRIC", choices=METRICS + ["CPU s"],
+                    help="one table per metric, a column per data set and ε, instead of a table per cell")
     args = ap.parse_args()
     TIMEOUT = args.timeout
     args.peer_runs = args.runs if args.peer_runs is None else args.peer_runs
@@ -273,7 +302,9 @@ def main() -> None:
         head = machine()
     held = "" if args.tables_from is not None else f"holdout share {args.holdout:g}; "  # (not in the CSV)
     text = "\n".join([head, "", f"Medians of unseeded runs; δ = {DELTA:g}; {held}"
-                      f"TV on {EVAL_BINS} bins per numeric column.", "", table(records)])
+                      f"TV on {EVAL_BINS} bins per numeric column.", "",
+                      table(records) if args.grid is None
+                      else "\n\n".join(f"{m}:\n\n{grid(records, m)}" for m in args.grid)])
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")
