@@ -14,10 +14,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # The benchmarks synthesize the bundled public data over and over: their uses go to a ledger store of their own
 # (dpsynth_core.privacy.store), unless one is named, never to the user's; servers they start inherit it.
+# The store is removed when the script ends (a script that runs another bench script lends it its own).
 if not os.environ.get("DPSYNTH_LEDGER"):
+    import atexit
+    import shutil
     import tempfile
 
-    os.environ["DPSYNTH_LEDGER"] = str(Path(tempfile.mkdtemp(prefix="dpsynth-bench-ledger-")) / "ledger.sqlite3")
+    _store = tempfile.mkdtemp(prefix="dpsynth-bench-ledger-")
+    atexit.register(shutil.rmtree, _store, ignore_errors=True)
+    os.environ["DPSYNTH_LEDGER"] = str(Path(_store) / "ledger.sqlite3")
 
 
 def timed_cpu(fn, repeat: int) -> tuple[float, float, object]:
