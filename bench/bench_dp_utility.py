@@ -240,9 +240,9 @@ def table(records: list) -> str:
 
 def grid(records: list, metric: str) -> str:
     """One markdown table of ``metric``: a row per method, a column per data set and ε, each cell the median
-    of that method's runs there ("> 600 s" past the time limit; "(k)" when it has fewer runs than the row's
-    most, in the second column). The row "real holdout" (the floor, TV metrics only) is the holdout scored
-    against the training rows, at every ε."""
+    of that method's runs there ("> 600 s" past the time limit, "(k of n; 1 > 600 s)" when a run went past it
+    after k finished; "(k)" when it has fewer runs than the row's most, in the second column). The row
+    "real holdout" (the floor, TV metrics only) is the holdout scored against the training rows, at every ε."""
     runs = pd.DataFrame(records).reindex(columns=COLUMNS)
     cells = runs.dropna(subset=["ε"])[["data", "ε"]].drop_duplicates().sort_values(["data", "ε"], kind="stable")
     cells = [tuple(c) for c in cells.itertuples(index=False)]
@@ -258,9 +258,15 @@ def grid(records: list, metric: str) -> str:
         most = max(len(h) for h in here)
         row = []
         for h in here:
-            late = h["note"].astype(str).str.startswith("past").any()
-            value = f"> {TIMEOUT:g} s" if late else "" if h[metric].isna().all() else f"{h[metric].median():.3g}"
-            row.append(value + (f" ({len(h)})" if value and len(h) < most else ""))
+            late = int(h["note"].astype(str).str.startswith("past").sum())
+            done = h[metric].notna() & ~h["note"].astype(str).str.startswith("past")
+            if late and not done.any():
+                row.append(f"> {TIMEOUT:g} s" + (f" ({len(h)})" if len(h) < most else ""))
+            elif late:  # some runs finished, then one did not (and the peer was not run again there)
+                row.append(f"{h.loc[done, metric].median():.3g} ({done.sum()} of {len(h)}; {late} > {TIMEOUT:g} s)")
+            else:
+                value = "" if h[metric].isna().all() else f"{h[metric].median():.3g}"
+                row.append(value + (f" ({len(h)})" if value and len(h) < most else ""))
         lines.append(f"| {method} | {most} | " + " | ".join(row) + " |")
     return "\n".join(lines)
 
