@@ -191,7 +191,7 @@ def test_suggested_method_follows_the_declared_rule():
 def test_no_marginal_method_is_suggested_where_its_forecast_is_poor():
     # penguins' 344 rows: every marginal-based forecast is poor at ε = 0.3 and 1 (PrivBayes's may be fair), and
     # each method's TV2 was above independent marginals' there (bench/README.md). At ε = 3 AIM's σ₀ = 9.8
-    # against about 7.3 rows a cell (1.34, under AIM's fair bound of 2) is fair, and AIM kept TV2 0.23 against
+    # against about 7.3 rows a cell (1.34, under AIM's fair bound of 2) is fair, and AIM kept TV2 0.20 against
     # independent marginals' 0.29: AIM is suggested.
     penguins = Schema.from_dict(json.loads(BUNDLED["penguins"].schema_file.read_text(encoding="utf-8")))
     for eps in (0.3, 1.0):
@@ -208,8 +208,8 @@ def test_on_the_zero_inflated_table_aim_is_suggested_at_every_bench_epsilon():
     # randhie (20,190 rows) at AIM's 30 bins, on the coarsest views (merged 3 at a time): mdvis, lncoins, lpi
     # and fmde 10 bins + the special 0 = 11 cells, physlm 10 + 2 specials = 12, disea 10, four binary
     # columns. σ₀ = √(4·10/(2·0.9·ρ)) against n / (mean cells of the 45 pairs): fair at ε = 0.3 (≥ 0.2) and
-    # good from ε = 1, so AIM is suggested; bench/README-dp-utility.md measured its TV2 at 0.030 / 0.017 /
-    # 0.012 against independent marginals' 0.071 / 0.063 / 0.061 (5 runs each).
+    # good from ε = 1, so AIM is suggested; bench/README.md measured its TV2 at 0.027 / 0.015 /
+    # 0.012 against independent marginals' 0.068 / 0.063 / 0.061 (5 runs each).
     randhie = Schema.from_dict(json.loads(BUNDLED["randhie"].schema_file.read_text(encoding="utf-8")))
     sizes = [11, 11, 2, 11, 11, 12, 10, 2, 2, 2]
     cells = sum(a * b for i, a in enumerate(sizes) for b in sizes[i + 1:]) / 45
