@@ -258,15 +258,15 @@ def grid(records: list, metric: str) -> str:
         most = max(len(h) for h in here)
         row = []
         for h in here:
-            late = int(h["note"].astype(str).str.startswith("past").sum())
-            done = h[metric].notna() & ~h["note"].astype(str).str.startswith("past")
-            if late and not done.any():
-                row.append(f"> {TIMEOUT:g} s" + (f" ({len(h)})" if len(h) < most else ""))
-            elif late:  # some runs finished, then one did not (and the peer was not run again there)
-                row.append(f"{h.loc[done, metric].median():.3g} ({done.sum()} of {len(h)}; {late} > {TIMEOUT:g} s)")
+            past = h["note"].astype(str).str.startswith("past")
+            done = h[metric].notna() & ~past
+            fewer, value = f" ({len(h)})" if len(h) < most else "", f"{h.loc[done, metric].median():.3g}"
+            if past.any() and done.any():  # runs finished, then one did not (the peer is not run again there)
+                row.append(f"{value} ({done.sum()} of {len(h)}; {past.sum()} > {TIMEOUT:g} s)")
+            elif past.any():
+                row.append(f"> {TIMEOUT:g} s{fewer}")
             else:
-                value = "" if h[metric].isna().all() else f"{h[metric].median():.3g}"
-                row.append(value + (f" ({len(h)})" if value and len(h) < most else ""))
+                row.append(f"{value}{fewer}" if done.any() else "")
         lines.append(f"| {method} | {most} | " + " | ".join(row) + " |")
     return "\n".join(lines)
 
