@@ -231,12 +231,14 @@ def _state(pg) -> dict:
         loading: document.querySelectorAll('[data-testid=stSkeleton]').length})""")
 
 
-def wait_server(pg, *, finished: bool = True) -> None:
-    """Wait until the server has finished (or, with ``finished=False``, started) the run of the page's last
-    request, whatever the page has drawn of it: with the server's messages held (``window.__runs.hold``)
-    the page shows none of it."""
+def wait_server(pg, *, finished: bool = True, after: int = 0) -> None:
+    """Wait until the page has sent more than ``after`` requests and the server has finished (or, with
+    ``finished=False``, started) the run of the last, whatever the page has drawn of it: with the server's
+    messages held (``window.__runs.hold``) the page shows none of it. ``after``: the requests counted before
+    the key press being waited for, whose request a loaded browser may send only later."""
     done = " && r.done" if finished else ""
-    pg.wait_for_function(f"() => {{ const r = window.__runs; return r.started_for === r.requests{done}; }}", polling=20)
+    pg.wait_for_function(f"() => {{ const r = window.__runs; return r.requests > {after} && "
+                         f"r.started_for === r.requests{done}; }}", polling=20)
 
 
 def go(pg, name: str) -> None:

@@ -32,8 +32,9 @@ def _press_before_the_page_draws(page, keys: list[str], *, finished: bool) -> No
     page.evaluate("window.__runs.hold = true")
     try:
         for key in keys:
+            sent = page.evaluate("window.__runs.requests")
             page.keyboard.press(key)
-            wait_server(page, finished=finished)
+            wait_server(page, finished=finished, after=sent)  # this key's request, not the one before
         # Every message the page sent carried values of before the server's runs: nothing was drawn.
         assert page.evaluate("window.__runs.held.length") > 0
     finally:
